@@ -1,0 +1,1 @@
+"""engine: the core of the code search engine (vocabulary, chunking, storage, search)."""

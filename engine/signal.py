@@ -1,0 +1,94 @@
+"""The contract between the engine and its signals (lexical, vector, symbol, ...).
+
+The engine never imports ``signals/``: ``cli`` builds signals from the registry and hands
+them over through these protocols. A signal owns one folder inside each index generation
+(``<generation>/<signal name>/``); what it keeps there is its own business.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from engine.types import Chunk, Definition, Hit, Query
+
+ProgressFn = Callable[[str, int, int], None]
+"""progress(stage, done, total): called by long-running builders; total 0 means unknown."""
+
+
+def no_progress(stage: str, done: int, total: int) -> None:
+    del stage, done, total
+
+
+class Signal(Protocol):
+    """A searchable signal: ranked chunk ids (or chunkless locations) for a query."""
+
+    @property
+    def name(self) -> str: ...
+
+    def search(self, query: Query, limit: int) -> list[Hit]:
+        """Best first, at most ``limit`` hits; an empty list when nothing matches."""
+        ...
+
+
+class ChunkSource(Protocol):
+    """Read access to the chunks of the generation being built."""
+
+    def chunks(self, ids: Sequence[int]) -> Mapping[int, Chunk]: ...
+
+    def iter_chunks(self) -> Iterable[Chunk]: ...
+
+    def chunk_count(self) -> int: ...
+
+
+@dataclass(frozen=True, slots=True)
+class BuildJob:
+    """One incremental update of one signal, from the previous generation to a new one.
+
+    ``previous_dir`` is None for a first build (or after the signal's data was lost); then
+    ``added`` holds every chunk. Otherwise the builder starts from ``previous_dir``, removes
+    ``removed_ids`` (and everything under ``removed_paths``) and adds ``added``; it must never
+    write into ``previous_dir``, which readers may still be using.
+    """
+
+    repo_root: Path
+    directory: Path  # the signal's folder in the new generation (created, empty)
+    previous_dir: Path | None
+    previous_meta: Mapping[str, Any]  # what the builder returned last time ({} on first build)
+    added: Sequence[Chunk]
+    removed_ids: Sequence[int]
+    removed_paths: Sequence[str]
+    definitions: Sequence[Definition]  # every definition in the repository after the update
+    changed_paths: Sequence[str]  # files added or modified in this update
+    source: ChunkSource
+    progress: ProgressFn = no_progress
+
+
+@dataclass(frozen=True, slots=True)
+class BuildReport:
+    """What a builder did. ``meta`` is stored in the manifest and handed to ``open``."""
+
+    ready: bool
+    meta: dict[str, Any] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)  # "path: reason" lines for the report
+    message: str = ""  # one line for the index summary
+
+
+class SignalBuilder(Protocol):
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def slow(self) -> bool:
+        """A slow builder (embedding) runs after the fast ones have been published."""
+        ...
+
+    def build(self, job: BuildJob) -> BuildReport: ...
+
+
+class SignalOpener(Protocol):
+    """Opens a signal's folder of a published generation for searching."""
+
+    def __call__(self, directory: Path, meta: Mapping[str, Any]) -> Signal: ...

@@ -1,0 +1,196 @@
+"""The shared vocabulary: the data types every stage of indexing and search passes around.
+
+This module imports nothing else from the project. Positions are always relative to the
+file (never to a snippet); lines are 1-based and inclusive; paths are repository-relative
+and use ``/``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+# Signal names are plain strings so that a fourth signal needs no edit here; the three that
+# ship are named by these constants.
+LEXICAL = "lexical"
+VECTOR = "vector"
+SYMBOL = "symbol"
+
+ChunkKind = Literal[
+    "function",
+    "method",
+    "class",
+    "interface",
+    "struct",
+    "enum",
+    "trait",
+    "impl",
+    "module",  # module-level code between definitions
+    "section",  # a markdown heading section
+    "window",  # a line window of a file without a grammar
+]
+
+DefinitionKind = Literal[
+    "function", "method", "class", "interface", "struct", "enum", "trait", "impl", "module"
+]
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkDraft:
+    """A chunk as the chunker produces it, before the store gives it an id."""
+
+    path: str
+    language: str
+    kind: ChunkKind
+    name: str  # the definition's own name; "" for module/section/window chunks
+    qualified_name: str  # e.g. "Greeter.greet"; "" when there is no definition
+    parent: str  # qualified name of the enclosing definition, "" at top level
+    start_line: int  # 1-based, inclusive, relative to the file
+    end_line: int  # 1-based, inclusive, relative to the file
+    text: str  # exactly the file's lines start_line..end_line joined with "\n"
+    signature: str = ""  # the definition's header line(s); "" when none
+    docstring: str = ""  # the definition's doc comment or docstring; "" when none
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """A stored chunk. ``id`` is stable for as long as the chunk's file is unchanged."""
+
+    id: int
+    path: str
+    language: str
+    kind: ChunkKind
+    name: str
+    qualified_name: str
+    parent: str
+    start_line: int  # 1-based, inclusive
+    end_line: int  # 1-based, inclusive
+    text: str
+    signature: str = ""
+    docstring: str = ""
+
+    @classmethod
+    def from_draft(cls, chunk_id: int, draft: ChunkDraft) -> Chunk:
+        return cls(
+            chunk_id,
+            draft.path,
+            draft.language,
+            draft.kind,
+            draft.name,
+            draft.qualified_name,
+            draft.parent,
+            draft.start_line,
+            draft.end_line,
+            draft.text,
+            draft.signature,
+            draft.docstring,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Definition:
+    """A definition found by the chunker, the input of the tree-sitter SCIP emitter."""
+
+    path: str
+    language: str
+    kind: DefinitionKind
+    name: str
+    qualified_name: str  # dotted within the file, e.g. "Greeter.greet"
+    name_line: int  # 1-based line of the name identifier
+    name_start_col: int  # 0-based UTF-8 byte column where the name starts
+    name_end_col: int  # 0-based UTF-8 byte column just past the name
+    start_line: int  # 1-based inclusive line range of the whole definition
+    end_line: int
+
+
+@dataclass(frozen=True, slots=True)
+class FileChunks:
+    """What the chunker returns for one file."""
+
+    chunks: list[ChunkDraft]
+    definitions: list[Definition]
+
+
+@dataclass(frozen=True, slots=True)
+class Location:
+    """A region of a file: repository-relative path, 1-based inclusive lines."""
+
+    path: str
+    start_line: int
+    end_line: int
+
+
+@dataclass(frozen=True, slots=True)
+class Filters:
+    """Restrictions on which chunks may be returned; empty means no restriction."""
+
+    languages: tuple[str, ...] = ()
+    path_globs: tuple[str, ...] = ()
+    kinds: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    text: str
+    filters: Filters = field(default_factory=Filters)
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """One ranked answer from one signal, before fusion.
+
+    ``chunk_id`` names the stored chunk. A hit with no chunk (a symbol defined in a file that
+    has no chunk) sets ``chunk_id`` to None and gives ``location`` instead.
+    """
+
+    chunk_id: int | None
+    score: float  # the signal's raw score; larger is better; not comparable across signals
+    symbol: str = ""  # readable symbol the hit is about, e.g. "toy.greeter.greet"
+    location: Location | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SignalRun:
+    """What one signal did for one query: its ranked hits, time taken, or why it failed."""
+
+    signal: str
+    hits: list[Hit]
+    latency_ms: float
+    error: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Contribution:
+    """One signal's part in a fused result, for --explain."""
+
+    signal: str
+    rank: int  # 1-based rank within that signal's list
+    raw_score: float
+    weight: float
+    rrf: float  # weight / (k + rank)
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    """A fused, ranked answer: the unit every formatter prints."""
+
+    repo: str
+    path: str
+    start_line: int  # 1-based inclusive
+    end_line: int  # 1-based inclusive
+    symbol_name: str
+    content: str
+    score: float  # in [0, 1]; comparable across queries of one repository
+    sources: tuple[str, ...]  # signal names that ranked it, in a fixed order
+    chunk_id: int | None = None
+    language: str = ""
+    kind: str = ""
+    contributions: tuple[Contribution, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class SearchResponse:
+    query: str
+    results: list[Result]
+    runs: list[SignalRun]
+    warnings: list[str] = field(default_factory=list)
