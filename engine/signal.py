@@ -28,6 +28,11 @@ class Signal(Protocol):
     @property
     def name(self) -> str: ...
 
+    @property
+    def warning(self) -> str:
+        """Why this signal's answers may be degraded (e.g. model mismatch); "" when fine."""
+        ...
+
     def search(self, query: Query, limit: int) -> list[Hit]:
         """Best first, at most ``limit`` hits; an empty list when nothing matches."""
         ...
@@ -88,7 +93,41 @@ class SignalBuilder(Protocol):
     def build(self, job: BuildJob) -> BuildReport: ...
 
 
+
+@dataclass(frozen=True, slots=True)
+class IndexOptions:
+    """What the user chose at ``engine index`` time that signals care about."""
+
+    home: Path  # $ENGINE_HOME, for caches shared between repositories (embeddings, models)
+    model: str | None = None  # a local sentence-transformers folder; None = the bundled model
+    scip_file: Path | None = None  # an index.scip given by the user
+    scip_indexer: str = "none"  # "auto" runs installed real SCIP indexers; "none" does not
+    scip_timeout_s: float = 300.0
+
+
+@dataclass(frozen=True, slots=True)
+class OpenOptions:
+    """What the caller chose at query time that signals care about."""
+
+    home: Path
+    model: str | None = None  # the configured model; a mismatch with the index is a warning
+
+
 class SignalOpener(Protocol):
     """Opens a signal's folder of a published generation for searching."""
 
-    def __call__(self, directory: Path, meta: Mapping[str, Any]) -> Signal: ...
+    def __call__(
+        self, directory: Path, meta: Mapping[str, Any], options: OpenOptions
+    ) -> Signal: ...
+
+
+@dataclass(frozen=True, slots=True)
+class SignalPlugin:
+    """A registry entry: how to build a signal's index and how to open it for search.
+
+    Both callables must import their heavy libraries lazily, inside the call.
+    """
+
+    name: str
+    make_builder: Callable[[IndexOptions], SignalBuilder]
+    open: SignalOpener

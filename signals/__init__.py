@@ -1,0 +1,1 @@
+"""signals: the search backends (lexical, vector, symbol), each behind engine.signal's protocols."""
