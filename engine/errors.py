@@ -1,12 +1,12 @@
 """The engine's exception tree. Every error a user or agent can fix says how.
 
-    EngineError
-    ├── UsageError           bad input from the caller (slug, path, query options)
-    ├── RepoNotFound         no index registered under that slug
-    ├── IndexIncompatible    index written by another format version: rebuild it
-    ├── IndexCorrupt         an index file is unreadable: rebuild it
-    ├── IndexBusy            another writer holds the repository's lock
-    └── SignalUnavailable    a signal cannot run (missing model, missing files)
+EngineError
+├── UsageError           bad input from the caller (slug, path, query options)
+├── RepoNotFound         no index registered under that slug
+├── IndexIncompatible    index written by another format version: rebuild it
+├── IndexCorrupt         an index file is unreadable: rebuild it
+├── IndexBusy            another writer holds the repository's lock
+└── SignalUnavailable    a signal cannot run (missing model, missing files)
 """
 
 from __future__ import annotations

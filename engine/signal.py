@@ -93,7 +93,6 @@ class SignalBuilder(Protocol):
     def build(self, job: BuildJob) -> BuildReport: ...
 
 
-
 @dataclass(frozen=True, slots=True)
 class IndexOptions:
     """What the user chose at ``engine index`` time that signals care about."""

@@ -1,0 +1,180 @@
+"""The one ranking path: send a query to every signal in parallel, fuse, map hits to chunks.
+
+The CLI, the agent tool and the evaluation harness all search through ``Searcher.search``.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import time
+from collections.abc import Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Protocol
+
+from engine.errors import UsageError
+from engine.fusion import DEFAULT_K, Fused, reciprocal_rank_fusion
+from engine.signal import Signal
+from engine.types import Chunk, Filters, Location, Query, Result, SearchResponse, SignalRun
+
+MAX_QUERY_CHARS = 20_000  # longer text (a pasted log) is cut; the head carries the question
+MIN_DEPTH = 50  # how many hits each signal is asked for, at least
+
+
+class ChunkReader(Protocol):
+    def chunks(self, ids: Sequence[int]) -> Mapping[int, Chunk]: ...
+
+
+def _matches(chunk: Chunk | None, location: Location | None, filters: Filters) -> bool:
+    path = chunk.path if chunk else (location.path if location else "")
+    if filters.path_globs and not any(
+        fnmatch.fnmatchcase(path, glob) or fnmatch.fnmatchcase(path, f"{glob.rstrip('/')}/*")
+        for glob in filters.path_globs
+    ):
+        return False
+    if chunk is None:
+        return not filters.languages and not filters.kinds
+    if filters.languages and chunk.language not in filters.languages:
+        return False
+    return not (filters.kinds and chunk.kind not in filters.kinds)
+
+
+class Searcher:
+    """Searches one repository's published index with a set of named signals."""
+
+    def __init__(
+        self,
+        repo: str,
+        store: ChunkReader,
+        signals: Mapping[str, Signal],
+        *,
+        weights: Mapping[str, float] | None = None,
+        k: int = DEFAULT_K,
+        warnings: Sequence[str] = (),
+    ) -> None:
+        self.repo = repo
+        self.store = store
+        self.signals = dict(signals)
+        self.weights = dict(weights or {})
+        self.k = k
+        self.warnings = list(warnings)
+        self._pool: ThreadPoolExecutor | None = None
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+
+    def _executor(self) -> ThreadPoolExecutor:
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(
+                max_workers=max(1, len(self.signals)), thread_name_prefix="signal"
+            )
+        return self._pool
+
+    def select(self, names: Sequence[str] | None) -> dict[str, Signal]:
+        if names is None:
+            return dict(self.signals)
+        unknown = [n for n in names if n not in self.signals]
+        if unknown:
+            ready = ", ".join(self.signals) or "none"
+            raise UsageError(
+                f"signal(s) {', '.join(unknown)} not available for {self.repo} (ready: {ready})"
+            )
+        return {n: self.signals[n] for n in names}
+
+    def run_signals(
+        self, query: Query, depth: int, names: Sequence[str] | None = None
+    ) -> list[SignalRun]:
+        """Ask each selected signal for ``depth`` hits, in parallel; failures become data."""
+        chosen = self.select(names)
+
+        def timed(signal: Signal) -> SignalRun:
+            start = time.perf_counter()
+            try:
+                hits = signal.search(query, depth)
+            except Exception as exc:  # one broken signal must not sink the query
+                elapsed = (time.perf_counter() - start) * 1000
+                return SignalRun(signal.name, [], elapsed, f"{type(exc).__name__}: {exc}")
+            return SignalRun(signal.name, hits, (time.perf_counter() - start) * 1000)
+
+        if len(chosen) == 1:
+            return [timed(next(iter(chosen.values())))]
+        futures: list[Future[SignalRun]] = [
+            self._executor().submit(timed, s) for s in chosen.values()
+        ]
+        return [f.result() for f in futures]
+
+    def search(
+        self,
+        text: str,
+        *,
+        limit: int = 10,
+        signals: Sequence[str] | None = None,
+        filters: Filters | None = None,
+    ) -> SearchResponse:
+        if limit < 1:
+            raise UsageError("limit must be at least 1")
+        clean = "".join(ch if ch.isprintable() or ch in "\n\t" else " " for ch in text)
+        clean = clean[:MAX_QUERY_CHARS]
+        if not clean.strip():
+            raise UsageError("the query is empty — say what code you are looking for")
+        query = Query(clean, filters or Filters())
+        depth = max(limit * 3, MIN_DEPTH)
+        runs = self.run_signals(query, depth, signals)
+        fused = reciprocal_rank_fusion(
+            {run.signal: run.hits for run in runs if not run.error}, self.weights, k=self.k
+        )
+        results = self._results(fused, query.filters, limit)
+        warnings = list(self.warnings)
+        for name in signals or self.signals:
+            signal = self.signals.get(name)
+            if signal is not None and signal.warning:
+                warnings.append(signal.warning)
+        warnings.extend(f"{run.signal} signal failed: {run.error}" for run in runs if run.error)
+        return SearchResponse(clean, results, runs, warnings)
+
+    def _results(self, fused: list[Fused], filters: Filters, limit: int) -> list[Result]:
+        ids = [f.key for f in fused if isinstance(f.key, int)]
+        chunks = self.store.chunks(ids)
+        results: list[Result] = []
+        for item in fused:
+            chunk = chunks.get(item.key) if isinstance(item.key, int) else None
+            location = item.key if isinstance(item.key, Location) else None
+            if chunk is None and location is None:
+                continue  # a signal still knows a chunk the store no longer has
+            if not _matches(chunk, location, filters):
+                continue
+            sources = tuple(c.signal for c in item.contributions)
+            if chunk is not None:
+                results.append(
+                    Result(
+                        repo=self.repo,
+                        path=chunk.path,
+                        start_line=chunk.start_line,
+                        end_line=chunk.end_line,
+                        symbol_name=item.symbol or chunk.qualified_name or chunk.name,
+                        content=chunk.text,
+                        score=round(item.score, 4),
+                        sources=sources,
+                        chunk_id=chunk.id,
+                        language=chunk.language,
+                        kind=chunk.kind,
+                        contributions=item.contributions,
+                    )
+                )
+            elif location is not None:
+                results.append(
+                    Result(
+                        repo=self.repo,
+                        path=location.path,
+                        start_line=location.start_line,
+                        end_line=location.end_line,
+                        symbol_name=item.symbol,
+                        content="",
+                        score=round(item.score, 4),
+                        sources=sources,
+                        contributions=item.contributions,
+                    )
+                )
+            if len(results) >= limit:
+                break
+        return results

@@ -1,0 +1,252 @@
+"""The chunk store: one SQLite file per index generation holding files, chunks and definitions.
+
+A published generation is immutable, so readers open it read-only with ``immutable=1`` (no
+locks, no journal). A writer works on its own copy inside the generation being built.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import quote
+
+from engine.errors import IndexCorrupt
+from engine.types import Chunk, ChunkDraft, Definition
+
+STORE_FILE = "chunks.sqlite"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS files (
+    path TEXT PRIMARY KEY,
+    content_hash TEXT NOT NULL,
+    language TEXT NOT NULL,
+    size_bytes INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS chunks (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    path TEXT NOT NULL,
+    language TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    name TEXT NOT NULL,
+    qualified_name TEXT NOT NULL,
+    parent TEXT NOT NULL,
+    start_line INTEGER NOT NULL,
+    end_line INTEGER NOT NULL,
+    text TEXT NOT NULL,
+    signature TEXT NOT NULL,
+    docstring TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path);
+CREATE TABLE IF NOT EXISTS definitions (
+    path TEXT NOT NULL,
+    language TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    name TEXT NOT NULL,
+    qualified_name TEXT NOT NULL,
+    name_line INTEGER NOT NULL,
+    name_start_col INTEGER NOT NULL,
+    name_end_col INTEGER NOT NULL,
+    start_line INTEGER NOT NULL,
+    end_line INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS definitions_path ON definitions(path);
+"""
+
+_CHUNK_COLUMNS = (
+    "id, path, language, kind, name, qualified_name, parent, start_line, end_line, text, "
+    "signature, docstring"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class FileRecord:
+    path: str
+    content_hash: str
+    language: str
+    size_bytes: int
+    mtime_ns: int
+
+
+def _chunk(row: tuple[object, ...]) -> Chunk:
+    return Chunk(*row)  # type: ignore[arg-type]
+
+
+class ChunkStore:
+    """Reads (and, when opened writable, updates) one generation's chunk store."""
+
+    def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
+        self._conn = conn
+        self.path = path
+
+    @classmethod
+    def open_readonly(cls, path: Path) -> ChunkStore:
+        if not path.is_file():
+            raise IndexCorrupt(f"chunk store {path} is missing")
+        uri = f"file:{quote(str(path))}?mode=ro&immutable=1"
+        try:
+            conn = sqlite3.connect(uri, uri=True, check_same_thread=False)
+            conn.execute("SELECT count(*) FROM files").fetchone()
+        except sqlite3.DatabaseError as exc:
+            raise IndexCorrupt(f"chunk store {path} is unreadable ({exc})") from exc
+        return cls(conn, path)
+
+    @classmethod
+    def open_writable(cls, path: Path) -> ChunkStore:
+        try:
+            conn = sqlite3.connect(str(path), check_same_thread=False)
+            # A generation being built is never read until it is published, and a crash
+            # discards it whole; so no journal or per-commit fsync: the publisher fsyncs.
+            conn.execute("PRAGMA journal_mode=MEMORY")
+            conn.execute("PRAGMA synchronous=OFF")
+            conn.executescript(_SCHEMA)
+        except sqlite3.DatabaseError as exc:
+            raise IndexCorrupt(f"chunk store {path} is unreadable ({exc})") from exc
+        return cls(conn, path)
+
+    def close(self) -> None:
+        self._conn.close()
+
+    # --- reading -------------------------------------------------------------------------
+
+    def files(self) -> dict[str, FileRecord]:
+        rows = self._conn.execute(
+            "SELECT path, content_hash, language, size_bytes, mtime_ns FROM files"
+        )
+        return {r[0]: FileRecord(*r) for r in rows}
+
+    def file_count(self) -> int:
+        return int(self._conn.execute("SELECT count(*) FROM files").fetchone()[0])
+
+    def chunk_count(self) -> int:
+        return int(self._conn.execute("SELECT count(*) FROM chunks").fetchone()[0])
+
+    def language_counts(self) -> dict[str, int]:
+        rows = self._conn.execute(
+            "SELECT language, count(*) FROM files GROUP BY language ORDER BY count(*) DESC"
+        )
+        return {r[0]: int(r[1]) for r in rows}
+
+    def chunks(self, ids: Sequence[int]) -> Mapping[int, Chunk]:
+        found: dict[int, Chunk] = {}
+        for start in range(0, len(ids), 500):
+            batch = list(ids[start : start + 500])
+            marks = ",".join("?" * len(batch))
+            rows = self._conn.execute(
+                f"SELECT {_CHUNK_COLUMNS} FROM chunks WHERE id IN ({marks})", batch
+            )
+            for row in rows:
+                found[row[0]] = _chunk(row)
+        return found
+
+    def chunks_in_file(self, path: str) -> list[Chunk]:
+        rows = self._conn.execute(
+            f"SELECT {_CHUNK_COLUMNS} FROM chunks WHERE path = ? ORDER BY start_line", (path,)
+        )
+        return [_chunk(r) for r in rows]
+
+    def chunk_ids_in_files(self, paths: Iterable[str]) -> list[int]:
+        ids: list[int] = []
+        for path in paths:
+            ids.extend(
+                r[0] for r in self._conn.execute("SELECT id FROM chunks WHERE path = ?", (path,))
+            )
+        return ids
+
+    def iter_chunks(self) -> Iterator[Chunk]:
+        cursor = self._conn.execute(f"SELECT {_CHUNK_COLUMNS} FROM chunks ORDER BY id")
+        for row in cursor:
+            yield _chunk(row)
+
+    def definitions(self) -> list[Definition]:
+        rows = self._conn.execute(
+            "SELECT path, language, kind, name, qualified_name, name_line, name_start_col, "
+            "name_end_col, start_line, end_line FROM definitions ORDER BY path, name_line"
+        )
+        return [Definition(*r) for r in rows]
+
+    # --- writing (only on a generation being built) --------------------------------------
+
+    def remove_files(self, paths: Iterable[str]) -> list[int]:
+        """Delete files with their chunks and definitions; return the removed chunk ids."""
+        removed: list[int] = []
+        with self._conn:
+            for path in paths:
+                removed.extend(
+                    r[0]
+                    for r in self._conn.execute("SELECT id FROM chunks WHERE path = ?", (path,))
+                )
+                self._conn.execute("DELETE FROM chunks WHERE path = ?", (path,))
+                self._conn.execute("DELETE FROM definitions WHERE path = ?", (path,))
+                self._conn.execute("DELETE FROM files WHERE path = ?", (path,))
+        return removed
+
+    def add_file(
+        self,
+        record: FileRecord,
+        drafts: Sequence[ChunkDraft],
+        definitions: Sequence[Definition],
+    ) -> list[Chunk]:
+        """Insert (or replace) one file's record, chunks and definitions; return the chunks."""
+        added: list[Chunk] = []
+        with self._conn:
+            self._conn.execute(
+                "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?)",
+                (
+                    record.path,
+                    record.content_hash,
+                    record.language,
+                    record.size_bytes,
+                    record.mtime_ns,
+                ),
+            )
+            for d in drafts:
+                cursor = self._conn.execute(
+                    "INSERT INTO chunks (path, language, kind, name, qualified_name, parent, "
+                    "start_line, end_line, text, signature, docstring) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        d.path,
+                        d.language,
+                        d.kind,
+                        d.name,
+                        d.qualified_name,
+                        d.parent,
+                        d.start_line,
+                        d.end_line,
+                        d.text,
+                        d.signature,
+                        d.docstring,
+                    ),
+                )
+                assert cursor.lastrowid is not None
+                added.append(Chunk.from_draft(cursor.lastrowid, d))
+            self._conn.executemany(
+                "INSERT INTO definitions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        d.path,
+                        d.language,
+                        d.kind,
+                        d.name,
+                        d.qualified_name,
+                        d.name_line,
+                        d.name_start_col,
+                        d.name_end_col,
+                        d.start_line,
+                        d.end_line,
+                    )
+                    for d in definitions
+                ],
+            )
+        return added
+
+    def touch_file(self, path: str, size_bytes: int, mtime_ns: int) -> None:
+        """Record new stat data for a file whose content did not change."""
+        with self._conn:
+            self._conn.execute(
+                "UPDATE files SET size_bytes = ?, mtime_ns = ? WHERE path = ?",
+                (size_bytes, mtime_ns, path),
+            )

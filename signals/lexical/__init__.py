@@ -1,0 +1,1 @@
+"""The lexical signal: BM25 over code-aware terms in a Tantivy index."""

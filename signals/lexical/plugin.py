@@ -1,0 +1,27 @@
+"""The lexical signal's registry entry."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from engine.signal import IndexOptions, OpenOptions, Signal, SignalBuilder, SignalPlugin
+from engine.types import LEXICAL
+
+
+def _builder(options: IndexOptions) -> SignalBuilder:
+    del options
+    from signals.lexical.builder import LexicalBuilder
+
+    return LexicalBuilder()
+
+
+def _open(directory: Path, meta: Mapping[str, Any], options: OpenOptions) -> Signal:
+    del meta, options
+    from signals.lexical.search import LexicalSignal
+
+    return LexicalSignal.open(directory)
+
+
+PLUGIN = SignalPlugin(name=LEXICAL, make_builder=_builder, open=_open)
