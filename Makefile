@@ -1,0 +1,53 @@
+# One command sets up and runs the main job (`make demo`), one sets up and runs the tests
+# (`make test`). Everything installs into .venv from this repository's own files.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+DEMO_QUERY ?= where are search results from several signals fused into one ranking
+
+.PHONY: setup demo test test-slow check lint typecheck format bench eval clean
+
+setup: $(STAMP)
+
+# torch is pinned and installed first: a bare `torch` requirement (pulled in by
+# sentence-transformers) would otherwise fetch a multi-GB CUDA build.
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q torch==2.13.0
+	$(BIN)/pip install -q -e '.[dev]'
+	touch $(STAMP)
+
+demo: setup
+	$(BIN)/engine index . --name engine
+	$(BIN)/engine query engine "$(DEMO_QUERY)" --limit 5
+
+test: setup
+	$(BIN)/python -m pytest
+
+test-slow: setup
+	$(BIN)/python -m pytest -m slow
+
+lint: setup
+	$(BIN)/ruff format --check .
+	$(BIN)/ruff check .
+
+typecheck: setup
+	$(BIN)/mypy engine signals scip cli eval
+
+check: lint typecheck test
+
+format: setup
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+
+bench: setup
+	$(BIN)/python -m bench.foundation
+
+eval: setup
+	$(BIN)/engine index . --name engine-self
+	$(BIN)/engine eval eval/datasets/self.jsonl --repo engine-self
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,327 @@
+"""The ``engine`` command line: the composition root that wires signals into the engine.
+
+Only this package prints and chooses exit codes. Heavy libraries are imported by the signals
+when a command needs them, never when the CLI starts.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, NoReturn
+
+import click
+
+from cli.output import dumps, print_response, response_json
+from cli.progress import Progress
+from engine.errors import EngineError, UsageError
+from engine.home import Home, engine_home, slug_from_folder, validate_slug
+from engine.types import Filters
+
+EXIT_ERROR = 1
+
+
+class Context:
+    def __init__(self, as_json: bool) -> None:
+        self.as_json = as_json
+        self.home = Home(engine_home())
+
+    def fail(self, message: str) -> NoReturn:
+        if self.as_json:
+            click.echo(dumps({"error": message}))
+        else:
+            click.secho(f"error: {message}", fg="red", err=True)
+        sys.exit(EXIT_ERROR)
+
+
+@contextmanager
+def errors_reported(ctx: Context) -> Iterator[None]:
+    """Turn the engine's errors (things a user can fix) into a message and exit code 1."""
+    try:
+        yield
+    except EngineError as exc:
+        ctx.fail(str(exc))
+    except KeyboardInterrupt:
+        ctx.fail("interrupted — the previous index is intact; run the command again to finish")
+
+
+def json_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option("--json", "as_json", is_flag=True, help="Print JSON on stdout.")(func)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="engine")
+def main() -> None:
+    """Local-first code search: lexical, vector and symbol signals, fused."""
+
+
+def _plugins() -> dict[str, Any]:
+    from signals.registry import plugins
+
+    return plugins()
+
+
+def _index_options(home: Home, **kwargs: Any) -> Any:
+    from engine.signal import IndexOptions
+
+    return IndexOptions(home=home.root, **kwargs)
+
+
+def _print_report(report: Any, as_json: bool) -> None:
+    from dataclasses import asdict
+
+    data = asdict(report)
+    if as_json:
+        click.echo(dumps(data))
+        return
+    verb = "built" if report.full_rebuild else "updated"
+    click.echo(
+        f"{report.repo}: index {verb} ({report.generation}) — {report.files_indexed} files, "
+        f"{report.chunks} chunks"
+    )
+    click.echo(
+        f"  files: +{report.files_added} added, ~{report.files_changed} changed, "
+        f"-{report.files_removed} removed, {report.files_unchanged} unchanged"
+    )
+    click.echo(f"  chunks: +{report.chunks_added} added, -{report.chunks_removed} removed")
+    if report.skipped:
+        reasons = ", ".join(f"{reason} {count}" for reason, count in report.skipped.items())
+        click.echo(f"  skipped: {sum(report.skipped.values())} ({reasons})")
+    for name, state in report.signals.items():
+        ready = "ready" if state.get("ready") else "not ready"
+        click.echo(f"  {name}: {ready} {state.get('message', '')}".rstrip())
+    stages = ", ".join(f"{stage} {seconds:.2f}s" for stage, seconds in report.stage_seconds.items())
+    click.echo(f"  time: {stages}")
+    for problem in report.problems[:20]:
+        click.secho(f"  problem: {problem}", fg="yellow")
+    if len(report.problems) > 20:
+        click.secho(f"  … {len(report.problems) - 20} more problems (see --json)", fg="yellow")
+
+
+@main.command()
+@click.argument("path", type=click.Path(path_type=Path))
+@click.option("--name", "slug", help="Repository name (default: the folder name).")
+@click.option("--wait", is_flag=True, help="Wait for another indexer of this repo to finish.")
+@click.option("--full", is_flag=True, help="Rebuild from scratch instead of updating.")
+@json_option
+def index(path: Path, slug: str | None, wait: bool, full: bool, as_json: bool) -> None:
+    """Register the repository at PATH and index it (incrementally when already indexed)."""
+    ctx = Context(as_json)
+    with errors_reported(ctx):
+        from engine.indexer import Indexer
+
+        name = validate_slug(slug) if slug else slug_from_folder(path.resolve())
+        progress = Progress()
+        indexer = Indexer(ctx.home, _plugins(), _index_options(ctx.home), progress)
+        report = indexer.index(name, path, wait=wait, full=full)
+        progress.finish()
+        _print_report(report, as_json)
+
+
+@main.command()
+@click.argument("slug")
+@click.option("--wait", is_flag=True, help="Wait for another indexer of this repo to finish.")
+@click.option("--full", is_flag=True, help="Rebuild from scratch instead of updating.")
+@json_option
+def reindex(slug: str, wait: bool, full: bool, as_json: bool) -> None:
+    """Bring the index of SLUG up to date with its folder (only changed files are redone)."""
+    ctx = Context(as_json)
+    with errors_reported(ctx):
+        from engine.indexer import Indexer
+
+        progress = Progress()
+        indexer = Indexer(ctx.home, _plugins(), _index_options(ctx.home), progress)
+        report = indexer.reindex(validate_slug(slug), wait=wait, full=full)
+        progress.finish()
+        _print_report(report, as_json)
+
+
+def _status(home: Home, slug: str) -> dict[str, Any]:
+    from engine.freshness import staleness
+    from engine.indexer import MAX_FILE_BYTES
+    from engine.reader import load_manifest
+    from engine.store import STORE_FILE, ChunkStore
+
+    entry = home.get(slug)
+    generation, manifest = load_manifest(entry)
+    data: dict[str, Any] = {
+        "repo": slug,
+        "root": str(entry.root),
+        "generation": generation.name,
+        "builtAt": manifest.get("built_at"),
+        "sourceCommit": manifest.get("source_commit") or None,
+        "files": manifest.get("files"),
+        "chunks": manifest.get("chunks"),
+        "languages": manifest.get("languages", {}),
+        "skipped": manifest.get("skipped", {}),
+        "signals": {
+            name: {
+                "ready": bool(state.get("ready")),
+                "synced": bool(state.get("synced", state.get("ready"))),
+                "message": state.get("message", ""),
+                **{k: v for k, v in state.get("meta", {}).items() if k in ("coverage", "sources")},
+            }
+            for name, state in manifest.get("signals", {}).items()
+        },
+    }
+    if entry.root.is_dir():
+        store = ChunkStore.open_readonly(generation / STORE_FILE)
+        try:
+            stale = staleness(entry.root, store.files(), max_file_bytes=MAX_FILE_BYTES)
+        finally:
+            store.close()
+        data["changedSinceBuild"] = {
+            "added": stale.added,
+            "modified": stale.modified,
+            "removed": stale.removed,
+            "total": stale.changed,
+        }
+    else:
+        data["changedSinceBuild"] = None
+        data["warning"] = f"{entry.root} is gone"
+    return data
+
+
+@main.command()
+@click.argument("slug", required=False)
+@json_option
+def status(slug: str | None, as_json: bool) -> None:
+    """Show what the index of SLUG (or of every repository) holds and how fresh it is."""
+    ctx = Context(as_json)
+    with errors_reported(ctx):
+        slugs = [validate_slug(slug)] if slug else [e.slug for e in ctx.home.list()]
+        found: list[dict[str, Any]] = []
+        for name in slugs:
+            try:
+                found.append(_status(ctx.home, name))
+            except EngineError as exc:
+                if slug:
+                    raise
+                found.append({"repo": name, "error": str(exc)})
+        if as_json:
+            click.echo(dumps(found[0] if slug else found))
+            return
+        if not found:
+            click.echo("no repositories indexed — run engine index PATH")
+        for item in found:
+            _print_status(item)
+
+
+def _print_status(item: dict[str, Any]) -> None:
+    if "error" in item:
+        click.echo(f"{item['repo']}: {item['error']}")
+        return
+    click.secho(f"{item['repo']}  ({item['root']})", bold=True)
+    click.echo(f"  built {item['builtAt']}  {item['generation']}")
+    if item.get("sourceCommit"):
+        click.echo(f"  commit {item['sourceCommit']}")
+    languages = ", ".join(f"{k} {v}" for k, v in item["languages"].items())
+    click.echo(f"  {item['files']} files, {item['chunks']} chunks ({languages})")
+    for name, state in item["signals"].items():
+        ready = "ready" if state["ready"] else "not ready"
+        extra = "" if state.get("synced", True) else " (updating)"
+        click.echo(f"  {name}: {ready}{extra} {state.get('message', '')}".rstrip())
+    changed = item.get("changedSinceBuild")
+    if changed is None:
+        click.secho(f"  {item.get('warning')}", fg="yellow")
+    elif changed["total"]:
+        click.secho(
+            f"  {changed['total']} files changed since the build (+{changed['added']} "
+            f"~{changed['modified']} -{changed['removed']}) — run engine reindex {item['repo']}",
+            fg="yellow",
+        )
+    else:
+        click.echo("  up to date with the working tree")
+
+
+@main.command()
+@json_option
+def repos(as_json: bool) -> None:
+    """List the indexed repositories."""
+    ctx = Context(as_json)
+    with errors_reported(ctx):
+        entries = ctx.home.list()
+        if as_json:
+            click.echo(dumps([{"repo": e.slug, "root": str(e.root)} for e in entries]))
+            return
+        if not entries:
+            click.echo("no repositories indexed — run engine index PATH")
+        for e in entries:
+            click.echo(f"{e.slug}\t{e.root}")
+
+
+@main.command()
+@click.argument("slug")
+@json_option
+def remove(slug: str, as_json: bool) -> None:
+    """Delete the index of SLUG (the repository itself is not touched)."""
+    ctx = Context(as_json)
+    with errors_reported(ctx):
+        from engine.generations import writer_lock
+
+        entry = ctx.home.get(validate_slug(slug))
+        with writer_lock(entry.directory, wait=False, slug=slug):
+            shutil.rmtree(entry.directory)
+        if as_json:
+            click.echo(dumps({"removed": slug}))
+        else:
+            click.echo(f"removed the index of {slug}")
+
+
+def _filters(lang: tuple[str, ...], path: tuple[str, ...], kind: tuple[str, ...]) -> Filters:
+    return Filters(languages=lang, path_globs=path, kinds=kind)
+
+
+def _signal_list(value: str | None) -> list[str] | None:
+    if not value:
+        return None
+    names = [v.strip() for v in value.split(",") if v.strip()]
+    if not names:
+        raise UsageError("--signals needs at least one name, e.g. --signals lexical,vector")
+    return names
+
+
+@main.command()
+@click.argument("slug")
+@click.argument("text")
+@click.option("--limit", default=10, show_default=True, type=click.IntRange(1, 1000))
+@click.option("--signals", "signal_names", help="Comma-separated subset, e.g. lexical,vector.")
+@click.option("--lang", multiple=True, help="Only results in this language (repeatable).")
+@click.option("--path", "path_glob", multiple=True, help="Only paths matching this glob.")
+@click.option("--kind", multiple=True, help="Only chunks of this kind (function, class, …).")
+@click.option("--explain", is_flag=True, help="Show each signal's rank, score and latency.")
+@json_option
+def query(
+    slug: str,
+    text: str,
+    limit: int,
+    signal_names: str | None,
+    lang: tuple[str, ...],
+    path_glob: tuple[str, ...],
+    kind: tuple[str, ...],
+    explain: bool,
+    as_json: bool,
+) -> None:
+    """Search the index of SLUG for TEXT (a question, an identifier, an error message)."""
+    ctx = Context(as_json)
+    with errors_reported(ctx):
+        from engine.reader import open_index
+        from engine.signal import OpenOptions
+
+        names = _signal_list(signal_names)
+        opened = open_index(
+            ctx.home, validate_slug(slug), _plugins(), OpenOptions(home=ctx.home.root), only=names
+        )
+        try:
+            response = opened.searcher.search(
+                text, limit=limit, signals=names, filters=_filters(lang, path_glob, kind)
+            )
+        finally:
+            opened.close()
+        if as_json:
+            click.echo(dumps(response_json(response, explain=explain)))
+        else:
+            print_response(response, explain=explain)

@@ -1,0 +1,93 @@
+"""Formatting search results and reports: the JSON contract and the readable listing."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+import orjson
+
+from engine.types import Result, SearchResponse
+
+
+def result_json(result: Result, *, explain: bool = False) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "repo": result.repo,
+        "filePath": result.path,
+        "startLine": result.start_line,
+        "endLine": result.end_line,
+        "symbolName": result.symbol_name,
+        "content": result.content,
+        "score": result.score,
+        "sources": list(result.sources),
+    }
+    if explain:
+        data["explain"] = [
+            {
+                "signal": c.signal,
+                "rank": c.rank,
+                "rawScore": round(c.raw_score, 6),
+                "weight": c.weight,
+                "rrf": round(c.rrf, 6),
+            }
+            for c in result.contributions
+        ]
+    return data
+
+
+def response_json(response: SearchResponse, *, explain: bool = False) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "query": response.query,
+        "results": [result_json(r, explain=explain) for r in response.results],
+        "total": len(response.results),
+    }
+    if response.warnings:
+        data["warning"] = "; ".join(dict.fromkeys(response.warnings))
+    if explain:
+        data["signals"] = [
+            {
+                "signal": run.signal,
+                "latencyMs": round(run.latency_ms, 2),
+                "hits": len(run.hits),
+                **({"error": run.error} if run.error else {}),
+            }
+            for run in response.runs
+        ]
+    return data
+
+
+def dumps(data: Any) -> str:
+    return orjson.dumps(data, option=orjson.OPT_INDENT_2).decode()
+
+
+SNIPPET_LINES = 8
+
+
+def print_response(response: SearchResponse, *, explain: bool = False) -> None:
+    """The human listing: path:lines, symbol, score, sources, then a short snippet."""
+    for warning in dict.fromkeys(response.warnings):
+        click.secho(f"warning: {warning}", fg="yellow", err=True)
+    if not response.results:
+        click.echo("no results")
+    for number, r in enumerate(response.results, 1):
+        where = click.style(f"{r.path}:{r.start_line}-{r.end_line}", fg="cyan", bold=True)
+        symbol = click.style(r.symbol_name, fg="green") if r.symbol_name else ""
+        meta = click.style(f"score {r.score:.3f}  [{', '.join(r.sources)}]", dim=True)
+        click.echo(f"{number:>2}. {where}  {symbol}  {meta}")
+        if explain:
+            for c in r.contributions:
+                click.echo(
+                    f"      {c.signal:<8} rank {c.rank:<4} raw {c.raw_score:<10.4f} "
+                    f"weight {c.weight:<4} rrf {c.rrf:.5f}"
+                )
+        lines = r.content.splitlines()
+        for offset, line in enumerate(lines[:SNIPPET_LINES]):
+            number_col = click.style(f"{r.start_line + offset:>6} ", dim=True)
+            click.echo(f"{number_col}{line}")
+        if len(lines) > SNIPPET_LINES:
+            click.echo(click.style(f"       … {len(lines) - SNIPPET_LINES} more lines", dim=True))
+        click.echo()
+    if explain:
+        for run in response.runs:
+            status = f" error: {run.error}" if run.error else ""
+            click.echo(f"{run.signal:<8} {run.latency_ms:8.2f} ms  {len(run.hits):>4} hits{status}")

@@ -1,0 +1,453 @@
+"""Index a repository: walk, read, chunk, store, build every signal, publish a generation.
+
+An update is incremental: files whose size and mtime are unchanged are not read, files whose
+content hash is unchanged are not re-chunked, and signals receive only the chunks added and
+the ids removed. Fast signals (lexical, symbol) are published first so that search works as
+soon as chunking is done; slow ones (embedding) follow in a second generation. Either
+generation is published atomically; an interrupted run leaves the previous one in place.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import time
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from engine.chunking import CHUNKER_VERSION, chunk_file
+from engine.errors import IndexCorrupt, IndexIncompatible, UsageError
+from engine.generations import (
+    FORMAT_VERSION,
+    MANIFEST,
+    collect_garbage,
+    current_generation,
+    link_tree,
+    next_generation,
+    publish,
+    read_manifest,
+    write_json_atomic,
+    writer_lock,
+)
+from engine.home import Home, RepoEntry
+from engine.languages import detect_language
+from engine.reading import SourceText, read_source
+from engine.signal import (
+    BuildJob,
+    BuildReport,
+    IndexOptions,
+    ProgressFn,
+    SignalBuilder,
+    SignalPlugin,
+    no_progress,
+)
+from engine.store import STORE_FILE, ChunkStore, FileRecord
+from engine.types import Chunk
+from engine.walking import WalkedFile, walk
+
+MAX_FILE_BYTES = 2_000_000
+MAX_PROBLEMS = 200  # per-file problems kept in the manifest; the count is always complete
+
+
+@dataclass
+class _Changes:
+    """What one update changed in the store, as the signal builders need it."""
+
+    added: list[Chunk] = field(default_factory=list)
+    removed_ids: list[int] = field(default_factory=list)
+    removed_paths: list[str] = field(default_factory=list)  # deleted or changed files
+    changed_paths: list[str] = field(default_factory=list)  # added or changed files
+
+
+@dataclass
+class IndexReport:
+    """What one ``engine index``/``reindex`` run did, for the summary and ``--json``."""
+
+    repo: str
+    root: str
+    generation: str = ""
+    files_indexed: int = 0  # files in the index after the run
+    files_added: int = 0
+    files_changed: int = 0
+    files_removed: int = 0
+    files_unchanged: int = 0
+    chunks: int = 0
+    chunks_added: int = 0
+    chunks_removed: int = 0
+    skipped: dict[str, int] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+    stage_seconds: dict[str, float] = field(default_factory=dict)
+    signals: dict[str, dict[str, Any]] = field(default_factory=dict)
+    full_rebuild: bool = False
+
+
+def source_commit(root: Path) -> str:
+    """The git commit the work tree is at, or "" when it is not a git work tree."""
+    if not (root / ".git").exists():
+        return ""
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    return done.stdout.strip() if done.returncode == 0 else ""
+
+
+class _StoreSource:
+    """ChunkSource over the store being built."""
+
+    def __init__(self, store: ChunkStore) -> None:
+        self._store = store
+
+    def chunks(self, ids: Sequence[int]) -> Mapping[int, Chunk]:
+        return self._store.chunks(ids)
+
+    def iter_chunks(self) -> Any:
+        return self._store.iter_chunks()
+
+    def chunk_count(self) -> int:
+        return self._store.chunk_count()
+
+
+class Indexer:
+    def __init__(
+        self,
+        home: Home,
+        plugins: Mapping[str, SignalPlugin],
+        options: IndexOptions,
+        progress: ProgressFn = no_progress,
+    ) -> None:
+        self.home = home
+        self.plugins = plugins
+        self.options = options
+        self.progress = progress
+
+    def index(
+        self, slug: str, root: Path, *, wait: bool = False, full: bool = False
+    ) -> IndexReport:
+        """Register ``root`` under ``slug`` (if new) and bring its index up to date."""
+        root = root.expanduser()
+        if not root.exists():
+            raise UsageError(f"{root} does not exist — give the path of a repository folder")
+        if not root.is_dir():
+            raise UsageError(f"{root} is a file — give the path of a repository folder")
+        root = root.resolve()
+        existing = self.home.list()
+        for entry in existing:
+            if entry.slug == slug and entry.root != root:
+                raise UsageError(
+                    f"{slug} is already registered for {entry.root} — choose another --name, "
+                    f"or run engine remove {slug} first"
+                )
+        entry = self.home.register(slug, root)
+        with writer_lock(entry.directory, wait=wait, slug=slug):
+            return self._update(entry, full=full)
+
+    def reindex(self, slug: str, *, wait: bool = False, full: bool = False) -> IndexReport:
+        entry = self.home.get(slug)
+        if not entry.root.is_dir():
+            raise UsageError(
+                f"{entry.root}, the folder {slug} was indexed from, is gone — index it again "
+                f"from its new place with engine index PATH --name {slug}"
+            )
+        with writer_lock(entry.directory, wait=wait, slug=slug):
+            return self._update(entry, full=full)
+
+    # --- the update itself ------------------------------------------------------------------
+
+    def _previous(self, entry: RepoEntry, full: bool) -> tuple[Path | None, dict[str, Any]]:
+        """The generation to start from and its manifest, or (None, {}) for a clean build."""
+        if full:
+            return None, {}
+        try:
+            previous = current_generation(entry.directory)
+            if previous is None:
+                return None, {}
+            manifest = read_manifest(previous)
+        except (IndexCorrupt, IndexIncompatible):
+            return None, {}  # rebuild from scratch rather than trust a broken index
+        if manifest.get("chunker_version") != CHUNKER_VERSION:
+            return None, {}
+        if not (previous / STORE_FILE).is_file():
+            return None, {}
+        return previous, manifest
+
+    def _update(self, entry: RepoEntry, *, full: bool) -> IndexReport:
+        report = IndexReport(repo=entry.slug, root=str(entry.root))
+        collect_garbage(entry.directory)
+        previous, manifest = self._previous(entry, full)
+        report.full_rebuild = previous is None
+
+        started = time.perf_counter()
+        self.progress("walking", 0, 0)
+        walked = walk(entry.root, max_file_bytes=MAX_FILE_BYTES)
+        skipped: Counter[str] = Counter(str(s.reason) for s in walked.skipped)
+        report.stage_seconds["walk"] = time.perf_counter() - started
+
+        builders = [p.make_builder(self.options) for p in self.plugins.values()]
+        generation = next_generation(entry.directory)
+        try:
+            store_path = generation / STORE_FILE
+            if previous is not None:
+                shutil.copyfile(previous / STORE_FILE, store_path)
+            store = ChunkStore.open_writable(store_path)
+            try:
+                started = time.perf_counter()
+                changes = self._sync_store(store, walked.files, report, skipped)
+                report.stage_seconds["read+chunk"] = time.perf_counter() - started
+                report.files_indexed = store.file_count()
+                report.chunks = store.chunk_count()
+                report.skipped = dict(sorted(skipped.items()))
+                new_manifest = self._manifest(entry, store, report)
+                new_manifest["signals"] = self._run_builders(
+                    [b for b in builders if not b.slow],
+                    store,
+                    entry,
+                    generation,
+                    previous,
+                    manifest,
+                    changes,
+                    report,
+                )
+                for builder in builders:
+                    if builder.slow:
+                        new_manifest["signals"][builder.name] = self._carry_forward(
+                            builder.name, generation, previous, manifest
+                        )
+            finally:
+                store.close()
+            write_json_atomic(generation / MANIFEST, new_manifest)
+            publish(entry.directory, generation)
+        except BaseException:
+            shutil.rmtree(generation, ignore_errors=True)
+            raise
+        report.generation = generation.name
+        report.signals = new_manifest["signals"]
+
+        slow = [b for b in builders if b.slow]
+        if slow:
+            self._slow_phase(
+                slow, entry, generation, new_manifest, previous, manifest, changes, report
+            )
+        collect_garbage(entry.directory)
+        return report
+
+    def _sync_store(
+        self,
+        store: ChunkStore,
+        files: Sequence[WalkedFile],
+        report: IndexReport,
+        skipped: Counter[str],
+    ) -> _Changes:
+        """Bring the store in line with the walked files; return what changed."""
+        known = store.files()
+        changes = _Changes()
+        kept: set[str] = set()
+        total = len(files)
+        for done, walked in enumerate(files, 1):
+            if done % 100 == 0:
+                self.progress("chunking", done, total)
+            record = known.get(walked.path)
+            if (
+                record is not None
+                and record.size_bytes == walked.size_bytes
+                and record.mtime_ns == walked.mtime_ns
+            ):
+                kept.add(walked.path)
+                report.files_unchanged += 1
+                continue
+            source = read_source(walked.abs_path, max_file_bytes=MAX_FILE_BYTES)
+            if not isinstance(source, SourceText):
+                skipped[str(source.reason)] += 1
+                continue
+            if record is not None and record.content_hash == source.content_hash:
+                store.touch_file(walked.path, source.size_bytes, source.mtime_ns)
+                kept.add(walked.path)
+                report.files_unchanged += 1
+                continue
+            language = detect_language(walked.path)
+            if language is None:
+                skipped["unknown-type"] += 1
+                continue
+            try:
+                chunked = chunk_file(walked.path, source.text, language)
+            except Exception as exc:  # a chunker bug on one file must not stop the run
+                report.problems.append(f"{walked.path}: chunking failed ({exc})")
+                continue
+            if source.had_decode_errors:
+                report.problems.append(f"{walked.path}: undecodable bytes replaced")
+            if record is not None:
+                changes.removed_ids.extend(store.remove_files([walked.path]))
+                changes.removed_paths.append(walked.path)
+                report.files_changed += 1
+            else:
+                report.files_added += 1
+            kept.add(walked.path)
+            changes.changed_paths.append(walked.path)
+            file_record = FileRecord(
+                walked.path, source.content_hash, language, source.size_bytes, source.mtime_ns
+            )
+            changes.added.extend(store.add_file(file_record, chunked.chunks, chunked.definitions))
+        gone = [path for path in known if path not in kept]
+        changes.removed_ids.extend(store.remove_files(gone))
+        changes.removed_paths.extend(gone)
+        report.files_removed = len(gone)
+        report.chunks_added = len(changes.added)
+        report.chunks_removed = len(changes.removed_ids)
+        self.progress("chunking", total, total)
+        return changes
+
+    def _manifest(self, entry: RepoEntry, store: ChunkStore, report: IndexReport) -> dict[str, Any]:
+        return {
+            "format_version": FORMAT_VERSION,
+            "chunker_version": CHUNKER_VERSION,
+            "repo": entry.slug,
+            "root": str(entry.root),
+            "built_at": datetime.now(UTC).isoformat(timespec="seconds"),
+            "source_commit": source_commit(entry.root),
+            "files": report.files_indexed,
+            "chunks": report.chunks,
+            "languages": store.language_counts(),
+            "skipped": report.skipped,
+            "problems": report.problems[:MAX_PROBLEMS],
+        }
+
+    def _job(
+        self,
+        builder: SignalBuilder,
+        directory: Path,
+        entry: RepoEntry,
+        store: ChunkStore,
+        previous_dir: Path | None,
+        previous_entry: Mapping[str, Any],
+        changes: _Changes,
+    ) -> BuildJob:
+        incremental = (
+            previous_dir is not None
+            and previous_dir.is_dir()
+            and bool(previous_entry.get("ready"))
+            and bool(previous_entry.get("synced", True))
+        )
+        source = _StoreSource(store)
+
+        def progress(stage: str, done: int, total: int) -> None:
+            self.progress(stage, done, total)
+
+        return BuildJob(
+            repo_root=entry.root,
+            directory=directory,
+            previous_dir=previous_dir if incremental else None,
+            previous_meta=dict(previous_entry.get("meta", {})) if incremental else {},
+            added=changes.added if incremental else list(store.iter_chunks()),
+            removed_ids=changes.removed_ids if incremental else [],
+            removed_paths=changes.removed_paths if incremental else [],
+            definitions=store.definitions(),
+            changed_paths=changes.changed_paths,
+            source=source,
+            progress=progress,
+        )
+
+    def _run_builders(
+        self,
+        builders: Sequence[SignalBuilder],
+        store: ChunkStore,
+        entry: RepoEntry,
+        generation: Path,
+        previous: Path | None,
+        manifest: Mapping[str, Any],
+        changes: _Changes,
+        report: IndexReport,
+    ) -> dict[str, dict[str, Any]]:
+        states: dict[str, dict[str, Any]] = {}
+        previous_signals: Mapping[str, Any] = manifest.get("signals", {})
+        for builder in builders:
+            directory = generation / builder.name
+            directory.mkdir()
+            job = self._job(
+                builder,
+                directory,
+                entry,
+                store,
+                previous / builder.name if previous else None,
+                previous_signals.get(builder.name, {}),
+                changes,
+            )
+            started = time.perf_counter()
+            try:
+                built = builder.build(job)
+            except Exception as exc:  # one failing signal leaves the others usable
+                shutil.rmtree(directory, ignore_errors=True)
+                directory.mkdir()
+                built = BuildReport(ready=False, message=f"failed: {type(exc).__name__}: {exc}")
+                report.problems.append(f"{builder.name} signal: {built.message}")
+            seconds = time.perf_counter() - started
+            report.stage_seconds[builder.name] = seconds
+            report.problems.extend(built.problems[:MAX_PROBLEMS])
+            states[builder.name] = {
+                "ready": built.ready,
+                "synced": built.ready,
+                "meta": built.meta,
+                "message": built.message,
+                "seconds": round(seconds, 3),
+            }
+        return states
+
+    def _carry_forward(
+        self, name: str, generation: Path, previous: Path | None, manifest: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        """Keep a slow signal searchable (slightly stale) while it is being rebuilt."""
+        old = manifest.get("signals", {}).get(name, {})
+        directory = generation / name
+        if previous is not None and old.get("ready") and (previous / name).is_dir():
+            link_tree(previous / name, directory)
+            return {**old, "synced": False, "message": "updating"}
+        directory.mkdir()
+        return {"ready": False, "synced": False, "meta": {}, "message": "pending"}
+
+    def _slow_phase(
+        self,
+        builders: Sequence[SignalBuilder],
+        entry: RepoEntry,
+        fast_generation: Path,
+        fast_manifest: dict[str, Any],
+        previous: Path | None,
+        manifest: Mapping[str, Any],
+        changes: _Changes,
+        report: IndexReport,
+    ) -> None:
+        """Build slow signals into one more generation, linked from the one just published."""
+        names = {b.name for b in builders}
+        generation = next_generation(entry.directory)
+        try:
+            for child in fast_generation.iterdir():
+                if child.name in names or child.name == MANIFEST:
+                    continue
+                if child.is_dir():
+                    link_tree(child, generation / child.name)
+                else:
+                    os.link(child, generation / child.name)
+            store = ChunkStore.open_readonly(generation / STORE_FILE)
+            try:
+                states = self._run_builders(
+                    builders, store, entry, generation, previous, manifest, changes, report
+                )
+            finally:
+                store.close()
+            new_manifest = {**fast_manifest, "signals": {**fast_manifest["signals"], **states}}
+            write_json_atomic(generation / MANIFEST, new_manifest)
+            publish(entry.directory, generation)
+        except BaseException:
+            shutil.rmtree(generation, ignore_errors=True)
+            raise
+        report.generation = generation.name
+        report.signals = new_manifest["signals"]

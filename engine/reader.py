@@ -1,0 +1,104 @@
+"""Open a repository's published generation for searching: store, signals, warnings."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from engine.errors import EngineError, IndexCorrupt, IndexIncompatible, RepoNotFound
+from engine.fusion import DEFAULT_K
+from engine.generations import current_generation, read_manifest
+from engine.home import Home, RepoEntry
+from engine.searcher import Searcher
+from engine.signal import OpenOptions, Signal, SignalPlugin
+from engine.store import STORE_FILE, ChunkStore
+
+
+@dataclass
+class OpenIndex:
+    entry: RepoEntry
+    generation: Path
+    manifest: dict[str, Any]
+    store: ChunkStore
+    searcher: Searcher
+    warnings: list[str] = field(default_factory=list)
+
+    def close(self) -> None:
+        self.searcher.close()
+        self.store.close()
+
+
+def _rebuild_hint(entry: RepoEntry) -> str:
+    return f"run engine index {entry.root} --name {entry.slug} to rebuild it"
+
+
+def load_manifest(entry: RepoEntry) -> tuple[Path, dict[str, Any]]:
+    try:
+        generation = current_generation(entry.directory)
+        if generation is None:
+            raise RepoNotFound(
+                f"{entry.slug} is registered but has no finished index yet — run engine "
+                f"reindex {entry.slug}"
+            )
+        return generation, read_manifest(generation)
+    except IndexIncompatible as exc:
+        raise IndexIncompatible(
+            f"the index of {entry.slug}: {exc} — {_rebuild_hint(entry)}"
+        ) from None
+    except IndexCorrupt as exc:
+        raise IndexCorrupt(
+            f"the index of {entry.slug} is damaged: {exc} — {_rebuild_hint(entry)}"
+        ) from None
+
+
+def open_index(
+    home: Home,
+    slug: str,
+    plugins: Mapping[str, SignalPlugin],
+    options: OpenOptions,
+    *,
+    only: Sequence[str] | None = None,
+    weights: Mapping[str, float] | None = None,
+    k: int = DEFAULT_K,
+) -> OpenIndex:
+    """Open the published generation of ``slug`` with every ready signal (or ``only`` those).
+
+    A signal that is not ready or cannot open is left out and named in a warning; the others
+    still answer.
+    """
+    entry = home.get(slug)
+    generation, manifest = load_manifest(entry)
+    try:
+        store = ChunkStore.open_readonly(generation / STORE_FILE)
+    except IndexCorrupt as exc:
+        raise IndexCorrupt(f"{exc} — {_rebuild_hint(entry)}") from None
+    states: Mapping[str, Any] = manifest.get("signals", {})
+    signals: dict[str, Signal] = {}
+    warnings: list[str] = []
+    for name, plugin in plugins.items():
+        if only is not None and name not in only:
+            continue
+        state = states.get(name, {})
+        if not state.get("ready"):
+            why = state.get("message") or "not built"
+            warnings.append(
+                f"the {name} signal is off for {slug} ({why}) — run engine reindex {slug}"
+            )
+            continue
+        try:
+            signals[name] = plugin.open(generation / name, state.get("meta", {}), options)
+        except EngineError as exc:
+            warnings.append(f"the {name} signal is off: {exc}")
+        except Exception as exc:  # a backend's own error: keep the other signals answering
+            warnings.append(
+                f"the {name} signal is off: {type(exc).__name__}: {exc} — {_rebuild_hint(entry)}"
+            )
+    if not signals:
+        store.close()
+        raise IndexCorrupt(
+            f"no signal of {slug} can answer ({'; '.join(warnings)}) — {_rebuild_hint(entry)}"
+        )
+    searcher = Searcher(slug, store, signals, weights=weights, k=k, warnings=warnings)
+    return OpenIndex(entry, generation, manifest, store, searcher, warnings)

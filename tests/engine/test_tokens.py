@@ -1,0 +1,45 @@
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from engine.tokens import analyze_query, identifier_parts, index_terms
+
+
+def test_identifier_parts() -> None:
+    assert identifier_parts("parseHTTPRequest_body2") == ("parse", "http", "request", "body", "2")
+    assert identifier_parts("XMLHttpRequest") == ("xml", "http", "request")
+    assert identifier_parts("snake_case_name") == ("snake", "case", "name")
+    assert identifier_parts("PascalCase") == ("pascal", "case")
+    assert identifier_parts("__init__") == ("init",)
+    assert identifier_parts("getV2Config") == ("get", "v", "2", "config")
+
+
+def test_index_terms_keeps_whole_and_parts_in_order() -> None:
+    whole, parts = index_terms("def greetPerson(name): return 'hi ' + name")
+    assert whole == ["def", "greetperson", "name", "return", "hi", "name"]
+    assert parts[:4] == ["def", "greet", "person", "name"]
+
+
+def test_query_drops_stopwords_but_keeps_code() -> None:
+    q = analyze_query("how does the engine greet a person by name")
+    assert q.parts == ("engine", "greet", "person", "name")
+    q = analyze_query("where is parse_header_links")
+    assert q.whole == ("parse_header_links",)
+    assert q.parts == ("parse", "header", "links")
+    assert q.identifiers == ("parse_header_links",)
+
+
+def test_only_stopwords_still_searches() -> None:
+    assert analyze_query("what is this").whole == ("what", "is", "this")
+
+
+def test_quoted_phrase() -> None:
+    q = analyze_query('find "request body" parser')
+    assert q.phrases == (("request", "body"),)
+
+
+@given(st.text(max_size=300))
+def test_any_text_is_analyzed_without_error(text: str) -> None:
+    q = analyze_query(text)
+    assert all(t == t.lower() for t in q.whole + q.parts)
