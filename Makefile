@@ -43,7 +43,7 @@ format: setup
 	$(BIN)/ruff check --fix .
 
 bench: setup
-	$(BIN)/python -m bench.foundation
+	$(BIN)/python -m eval.bench
 
 eval: setup
 	$(BIN)/engine index . --name engine-self
