@@ -325,3 +325,41 @@ def query(
             click.echo(dumps(response_json(response, explain=explain)))
         else:
             print_response(response, explain=explain)
+
+
+@main.command(name="eval")
+@click.argument("dataset", type=click.Path(path_type=Path))
+@click.option("--repo", "slug", help="Search this repository for every query.")
+@click.option("--limit", default=10, show_default=True, type=click.IntRange(1, 100))
+@click.option("--signals", "signal_names", help="Only this subset, e.g. lexical,vector.")
+@click.option("--no-ablation", is_flag=True, help="Run only the full configuration.")
+@click.option("--out", type=click.Path(path_type=Path), help="Write the run as JSON here.")
+@click.option("--baseline", type=click.Path(path_type=Path), help="A saved --out to compare.")
+@json_option
+def eval_(
+    dataset: Path,
+    slug: str | None,
+    limit: int,
+    signal_names: str | None,
+    no_ablation: bool,
+    out: Path | None,
+    baseline: Path | None,
+    as_json: bool,
+) -> None:
+    """Measure retrieval quality on a labeled DATASET (JSONL), per signal and fused."""
+    ctx = Context(as_json)
+    with errors_reported(ctx):
+        from cli.eval_command import run_eval
+
+        run_eval(
+            ctx.home,
+            _plugins(),
+            dataset,
+            repo=validate_slug(slug) if slug else None,
+            limit=limit,
+            signals=_signal_list(signal_names),
+            ablation=not no_ablation,
+            out=out,
+            baseline=baseline,
+            as_json=as_json,
+        )
