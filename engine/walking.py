@@ -34,11 +34,12 @@ import stat
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
-
-from pathspec import GitIgnoreSpec
+from typing import TYPE_CHECKING, Literal
 
 from engine.errors import UsageError
+
+if TYPE_CHECKING:
+    from pathspec import GitIgnoreSpec
 
 SkipReason = Literal[
     "ignored-dir",  # a dependency, build, cache or VCS folder (SKIPPED_DIR_NAMES)
@@ -326,6 +327,9 @@ def _load_layers(path: Path, base: str, reason: SkipReason) -> tuple[_IgnoreLaye
         text = path.read_bytes().decode("utf-8", errors="replace")
     except OSError:
         return ()
+    # Deferred: pathspec costs ~30 ms to import, and only a walk needs it.
+    from pathspec import GitIgnoreSpec
+
     spec = GitIgnoreSpec.from_lines(text.splitlines())
     return (_IgnoreLayer(base, spec, reason),) if len(spec) else ()
 
