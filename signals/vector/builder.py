@@ -1,0 +1,184 @@
+"""Builds one generation of the vector index: embed added chunks, drop removed ones, write.
+
+Incremental when the previous generation used the same model, document format and parts
+setting: its FAISS index and chunk table are read (never written: readers may hold them),
+removed chunks' vectors dropped, added chunks embedded, and the result written to
+``job.directory``. Otherwise every chunk of the new generation is embedded again; the
+embedding cache makes that cheap for texts seen before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from engine.errors import SignalUnavailable
+from engine.signal import BuildJob, BuildReport, IndexOptions, ProgressFn
+from engine.types import VECTOR, Chunk
+from signals.vector.cache import EmbeddingCache, cache_path, text_key
+from signals.vector.chunk_table import ChunkTable
+from signals.vector.documents import document_parts
+from signals.vector.embedder import Embedder, FloatMatrix
+from signals.vector.faiss_index import HNSW_THRESHOLD, VectorStore, faiss_ids
+from signals.vector.loader import LoadedModel, load_indexing_model
+from signals.vector.meta import settings as index_settings
+
+DEFAULT_MAX_PARTS = 1
+DEFAULT_INCLUDE_PATH = True
+DEFAULT_BATCH_SIZE = 64  # texts per embed call and per cache commit
+
+ModelLoader = Callable[[IndexOptions], LoadedModel]
+
+
+class VectorBuilder:
+    """``SignalBuilder`` for the vector signal.
+
+    ``max_parts`` > 1 gives a long chunk extra vectors for later windows of its body and
+    ``include_path`` puts the path in the embedded text (see documents.py); both exist so
+    the eval harness can measure them. ``load_model`` is replaced in tests by one that
+    returns a fake embedder.
+    """
+
+    def __init__(
+        self,
+        options: IndexOptions,
+        *,
+        load_model: ModelLoader = load_indexing_model,
+        max_parts: int = DEFAULT_MAX_PARTS,
+        include_path: bool = DEFAULT_INCLUDE_PATH,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        hnsw_threshold: int = HNSW_THRESHOLD,
+    ) -> None:
+        self._options = options
+        self._load_model = load_model
+        self._model: LoadedModel | None = None
+        self._max_parts = max_parts
+        self._include_path = include_path
+        self._batch_size = batch_size
+        self._hnsw_threshold = hnsw_threshold
+
+    @property
+    def name(self) -> str:
+        return VECTOR
+
+    @property
+    def slow(self) -> bool:
+        return True
+
+    def build(self, job: BuildJob) -> BuildReport:
+        try:
+            model = self._loaded_model()
+        except SignalUnavailable as err:
+            return BuildReport(ready=False, message=f"vector: {err}")
+        embedder = model.embedder
+        settings = index_settings(embedder.model_id, self._max_parts, self._include_path)
+        problems: list[str] = []
+        previous = self._load_previous(job, settings, problems)
+        if previous is not None:
+            store, table = previous
+            gone = set(job.removed_ids) | set(table.ids_under(job.removed_paths))
+            # A re-sent chunk replaces its old vectors instead of doubling them.
+            gone |= {c.id for c in job.added if c.id in table}
+            store.remove_chunks(sorted(gone))
+            table.remove(gone)
+            to_add: Sequence[Chunk] = job.added
+        else:
+            store = VectorStore.create(embedder.dim, hnsw_threshold=self._hnsw_threshold)
+            table = ChunkTable()
+            to_add = job.added if job.previous_dir is None else list(job.source.iter_chunks())
+
+        ids, texts = self._documents(to_add)
+        vectors, embedded = self._embed(embedder, texts, job.progress)
+        store.add(ids, vectors)
+        table.put(to_add)
+        store.settle()
+        store.save(job.directory)
+        table.save(job.directory)
+
+        chunk_count = job.source.chunk_count()
+        meta: dict[str, Any] = {
+            **settings,
+            "model": model.meta,
+            "model_name": model.meta["name"],
+            "dim": embedder.dim,
+            "weights_sha256": model.meta["weights_sha256"],
+            "vectors": store.vector_count,
+            "chunks": len(table),
+            "coverage": round(len(table) / chunk_count, 6) if chunk_count else 1.0,
+            "layout": store.layout,
+            "tombstones": store.tombstone_count,
+        }
+        mode = "updated" if previous is not None else "built"
+        message = (
+            f"vector: {mode} with {model.meta['name']}; {embedded} texts embedded, "
+            f"{len(texts) - embedded} reused from the cache; {store.vector_count} vectors "
+            f"for {len(table)} chunks"
+        )
+        return BuildReport(ready=True, meta=meta, problems=problems, message=message)
+
+    def _loaded_model(self) -> LoadedModel:
+        if self._model is None:
+            self._model = self._load_model(self._options)
+        return self._model
+
+    def _load_previous(
+        self, job: BuildJob, settings: dict[str, Any], problems: list[str]
+    ) -> tuple[VectorStore, ChunkTable] | None:
+        if job.previous_dir is None:
+            return None
+        if any(job.previous_meta.get(k) != v for k, v in settings.items()):
+            return None
+        try:
+            store = VectorStore.load(job.previous_dir, hnsw_threshold=self._hnsw_threshold)
+            table = ChunkTable.load(job.previous_dir)
+        except (OSError, RuntimeError, ValueError, KeyError) as err:
+            problems.append(f"{job.previous_dir}: previous vector index unreadable ({err})")
+            return None
+        return store, table
+
+    def _documents(self, chunks: Sequence[Chunk]) -> tuple[np.ndarray, list[str]]:
+        chunk_ids: list[int] = []
+        parts: list[int] = []
+        texts: list[str] = []
+        for chunk in chunks:
+            parts_of = document_parts(chunk, self._max_parts, include_path=self._include_path)
+            for part, text in enumerate(parts_of):
+                chunk_ids.append(chunk.id)
+                parts.append(part)
+                texts.append(text)
+        return faiss_ids(chunk_ids, parts), texts
+
+    def _embed(
+        self, embedder: Embedder, texts: list[str], progress: ProgressFn
+    ) -> tuple[FloatMatrix, int]:
+        """Vectors for ``texts`` and how many texts had to be embedded (not cached).
+
+        Missing texts are embedded shortest first in batches of similar length (less
+        padding), and each batch is committed to the cache before the next starts.
+        """
+        vectors = np.zeros((len(texts), embedder.dim), dtype=np.float32)
+        if not texts:
+            return vectors, 0
+        keys = [text_key(t) for t in texts]
+        rows_of: dict[bytes, list[int]] = {}
+        for row, key in enumerate(keys):
+            rows_of.setdefault(key, []).append(row)
+        with EmbeddingCache(
+            cache_path(self._options.home, embedder.model_id), embedder.model_id, embedder.dim
+        ) as cache:
+            for key, vector in cache.get_many(rows_of).items():
+                vectors[rows_of.pop(key)] = vector
+            done = len(texts) - sum(len(rows) for rows in rows_of.values())
+            progress("embedding", done, len(texts))
+            missing = sorted(rows_of, key=lambda k: len(texts[rows_of[k][0]]))
+            for start in range(0, len(missing), self._batch_size):
+                batch = missing[start : start + self._batch_size]
+                computed = embedder.embed_documents([texts[rows_of[k][0]] for k in batch])
+                cache.put_many(batch, computed)
+                for key, vector in zip(batch, computed, strict=True):
+                    vectors[rows_of[key]] = vector
+                    done += len(rows_of[key])
+                progress("embedding", done, len(texts))
+        return vectors, len(missing)

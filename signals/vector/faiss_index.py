@@ -1,0 +1,206 @@
+"""The FAISS index of one generation: vectors keyed by (chunk id, part), searched by cosine.
+
+FAISS quirks stay in this module. Vectors are L2-normalised, so inner product is cosine.
+A FAISS id packs the chunk id and the part number (a long chunk may have several vectors):
+``faiss_id = chunk_id << PART_BITS | part``; callers only ever see chunk ids.
+
+Two layouts, chosen by size:
+- ``flat``: ``IndexIDMap2(IndexFlatIP)``, exact; ``remove_ids`` works. One query scans every
+  vector: ~5.5 ms per 100k vectors here, so it stays well inside the latency goal up to
+  ``HNSW_THRESHOLD``.
+- ``hnsw``: ``IndexIDMap2(IndexHNSWFlat)``, approximate, sub-millisecond at any size. HNSW
+  cannot remove vectors, so removed ids become tombstones (``tombstones.npy``) that searches
+  exclude with an ``IDSelector``; the graph is rebuilt when tombstones pass
+  ``REBUILD_DEAD_FRACTION`` or a removed id comes back.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from signals.vector.embedder import FloatMatrix, FloatVector
+
+PART_BITS = 4
+INDEX_FILE = "vectors.faiss"
+TOMBSTONES_FILE = "tombstones.npy"
+LAYOUT_FILE = "layout.json"
+
+HNSW_THRESHOLD = 300_000
+HNSW_M = 32
+HNSW_EF_CONSTRUCTION = 40
+HNSW_EF_SEARCH = 128
+REBUILD_DEAD_FRACTION = 0.2
+
+Layout = Literal["flat", "hnsw"]
+IdArray = npt.NDArray[np.int64]
+
+
+def faiss_ids(chunk_ids: Sequence[int] | IdArray, parts: Sequence[int] | IdArray) -> IdArray:
+    return (np.asarray(chunk_ids, dtype=np.int64) << PART_BITS) | np.asarray(parts, np.int64)
+
+
+def chunk_ids_of(ids: IdArray) -> IdArray:
+    return ids >> PART_BITS
+
+
+class VectorStore:
+    """A mutable FAISS index plus its tombstones; ``save`` writes one generation's files."""
+
+    def __init__(
+        self, index: Any, layout: Layout, tombstones: IdArray, hnsw_threshold: int
+    ) -> None:
+        self._index = index
+        self._layout: Layout = layout
+        self._dead = tombstones
+        self._threshold = hnsw_threshold
+        self._params: Any = None
+        self._keepalive: tuple[Any, ...] = ()
+        self._refresh_search_params()
+
+    @classmethod
+    def create(cls, dim: int, *, hnsw_threshold: int = HNSW_THRESHOLD) -> VectorStore:
+        return cls(_new_index(dim, "flat"), "flat", np.zeros(0, np.int64), hnsw_threshold)
+
+    @classmethod
+    def load(
+        cls, directory: Path, *, mmap: bool = False, hnsw_threshold: int = HNSW_THRESHOLD
+    ) -> VectorStore:
+        import faiss
+
+        layout_data = json.loads((directory / LAYOUT_FILE).read_text(encoding="utf-8"))
+        layout: Layout = "hnsw" if layout_data.get("layout") == "hnsw" else "flat"
+        flags = faiss.IO_FLAG_MMAP if mmap else 0
+        index = faiss.read_index(str(directory / INDEX_FILE), flags)
+        dead_path = directory / TOMBSTONES_FILE
+        dead = np.load(dead_path) if dead_path.is_file() else np.zeros(0, np.int64)
+        return cls(index, layout, dead.astype(np.int64), hnsw_threshold)
+
+    @property
+    def dim(self) -> int:
+        return int(self._index.d)
+
+    @property
+    def layout(self) -> Layout:
+        return self._layout
+
+    @property
+    def vector_count(self) -> int:
+        """Live vectors (tombstoned ones excluded)."""
+        return int(self._index.ntotal) - len(self._dead)
+
+    @property
+    def tombstone_count(self) -> int:
+        return len(self._dead)
+
+    def live_ids(self) -> IdArray:
+        import faiss
+
+        ids = faiss.vector_to_array(self._index.id_map).astype(np.int64)
+        if len(self._dead):
+            ids = ids[~np.isin(ids, self._dead)]
+        return ids
+
+    def remove_chunks(self, chunk_ids: Sequence[int] | IdArray) -> int:
+        """Remove every part of these chunks; returns how many vectors went."""
+        if len(chunk_ids) == 0 or self._index.ntotal == 0:
+            return 0
+        ids = self.live_ids()
+        doomed = ids[np.isin(chunk_ids_of(ids), np.asarray(chunk_ids, dtype=np.int64))]
+        if len(doomed) == 0:
+            return 0
+        if self._layout == "flat":
+            self._index.remove_ids(doomed)
+        else:
+            self._dead = np.union1d(self._dead, doomed)
+            self._refresh_search_params()
+        return len(doomed)
+
+    def add(self, ids: IdArray, vectors: FloatMatrix) -> None:
+        if len(ids) == 0:
+            return
+        if self._layout == "hnsw" and len(self._dead) and np.isin(ids, self._dead).any():
+            # A tombstoned id coming back would stay hidden by its own tombstone.
+            self._rebuild("hnsw")
+        self._index.add_with_ids(np.ascontiguousarray(vectors, np.float32), ids)
+
+    def settle(self) -> None:
+        """Pick the layout for the current size and drop tombstones when they pile up."""
+        live = self.vector_count
+        if self._layout == "flat" and live > self._threshold:
+            self._rebuild("hnsw")
+        elif self._layout == "hnsw" and live < self._threshold // 2:
+            # Hysteresis: an index near the threshold does not flip layout on every update.
+            self._rebuild("flat")
+        elif self._layout == "hnsw" and len(self._dead) > REBUILD_DEAD_FRACTION * max(live, 1):
+            self._rebuild("hnsw")
+
+    def search(self, query: FloatVector, k: int) -> tuple[IdArray, npt.NDArray[np.float32]]:
+        """Up to ``k`` (faiss id, cosine) pairs, best first."""
+        if k <= 0 or self.vector_count == 0:
+            return np.zeros(0, np.int64), np.zeros(0, np.float32)
+        k = min(k, self.vector_count)
+        q = np.ascontiguousarray(query.reshape(1, -1), dtype=np.float32)
+        if self._params is None:
+            scores, ids = self._index.search(q, k)
+        else:
+            scores, ids = self._index.search(q, k, params=self._params)
+        keep = ids[0] >= 0
+        return ids[0][keep].astype(np.int64), scores[0][keep].astype(np.float32)
+
+    def save(self, directory: Path) -> None:
+        import faiss
+
+        faiss.write_index(self._index, str(directory / INDEX_FILE))
+        if len(self._dead):
+            np.save(directory / TOMBSTONES_FILE, self._dead)
+        (directory / LAYOUT_FILE).write_text(
+            json.dumps({"layout": self._layout, "dim": self.dim}), encoding="utf-8"
+        )
+
+    def _rebuild(self, layout: Layout) -> None:
+        import faiss
+
+        total = int(self._index.ntotal)
+        ids = faiss.vector_to_array(self._index.id_map).astype(np.int64)
+        vectors = self._index.index.reconstruct_n(0, total) if total else None
+        index = _new_index(self.dim, layout)
+        if vectors is not None:
+            live = ~np.isin(ids, self._dead)
+            index.add_with_ids(np.ascontiguousarray(vectors[live]), ids[live])
+        self._index = index
+        self._layout = layout
+        self._dead = np.zeros(0, np.int64)
+        self._refresh_search_params()
+
+    def _refresh_search_params(self) -> None:
+        import faiss
+
+        if self._layout == "flat":
+            self._params = None
+            return
+        # Exists at run time; faiss's bundled stub file does not list it.
+        params = faiss.SearchParametersHNSW()  # type: ignore[attr-defined]
+        params.efSearch = HNSW_EF_SEARCH
+        if len(self._dead):
+            # Selectors hold raw pointers: keep the batch alive as long as the params.
+            batch = faiss.IDSelectorBatch(self._dead)
+            selector = faiss.IDSelectorNot(batch)
+            params.sel = selector
+            self._keepalive = (batch, selector)
+        self._params = params
+
+
+def _new_index(dim: int, layout: Layout) -> Any:
+    import faiss
+
+    if layout == "flat":
+        return faiss.IndexIDMap2(faiss.IndexFlatIP(dim))
+    inner = faiss.IndexHNSWFlat(dim, HNSW_M, faiss.METRIC_INNER_PRODUCT)
+    inner.hnsw.efConstruction = HNSW_EF_CONSTRUCTION
+    return faiss.IndexIDMap2(inner)

@@ -1,0 +1,137 @@
+"""Which embedder an index is built or searched with, and the model meta recorded for it.
+
+Indexing resolves the configured model, exports it to ONNX once and records its identity in
+the index meta. Querying always uses the model recorded in the index (vectors from another
+model would be meaningless against it) and only warns when the configured one differs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from engine.errors import SignalUnavailable
+from engine.signal import IndexOptions
+from signals.vector.embedder import Embedder, HashingEmbedder
+from signals.vector.model import (
+    BUNDLED_NAME,
+    ModelIdentity,
+    ModelSource,
+    identify,
+    resolve_model,
+)
+
+ONNX = "onnx"
+HASHING = "hashing"  # the test fake: reconstructible from meta alone
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedModel:
+    embedder: Embedder
+    meta: dict[str, Any]  # stored as the index meta's "model"
+
+
+def model_meta(
+    identity: ModelIdentity | None, *, backend: str, model_id: str, dim: int, max_seq_length: int
+) -> dict[str, Any]:
+    source = identity.source if identity else None
+    return {
+        "backend": backend,
+        "model_id": model_id,
+        "name": source.name if source else model_id,
+        "path": str(source.path) if source else "",
+        "bundled": bool(source and source.bundled),
+        "weights_sha256": identity.weights_sha256 if identity else "",
+        "config_sha256": identity.config_sha256 if identity else "",
+        "dim": dim,
+        "max_seq_length": max_seq_length,
+    }
+
+
+def load_indexing_model(options: IndexOptions) -> LoadedModel:
+    """The ONNX embedder for the configured model, exporting it first when needed."""
+    from signals.vector.export import ensure_export
+    from signals.vector.onnx_embedder import OnnxEmbedder
+
+    identity = identify(resolve_model(options.model), options.home)
+    embedder = OnnxEmbedder(ensure_export(identity, options.home), threads=2, batch_size=16)
+    meta = model_meta(
+        identity,
+        backend=ONNX,
+        model_id=embedder.model_id,
+        dim=embedder.dim,
+        max_seq_length=embedder.manifest.max_seq_length,
+    )
+    return LoadedModel(embedder, meta)
+
+
+def load_query_embedder(meta: Mapping[str, Any], home: Path, *, threads: int = 1) -> Embedder:
+    """The embedder of the model an index was built with; SignalUnavailable if it is gone."""
+    backend = meta.get("backend")
+    if backend == HASHING:
+        return HashingEmbedder(int(meta["dim"]), model_id=str(meta["model_id"]))
+    if backend != ONNX:
+        raise SignalUnavailable(
+            f"the vector index names an unknown embedding backend {backend!r}; "
+            "run `engine index` again"
+        )
+    from signals.vector.onnx_embedder import OnnxEmbedder, read_manifest
+
+    key = str(meta["model_id"])
+    directory = home / "models" / key
+    if read_manifest(directory) is None:
+        _reexport(meta, home, directory)
+    # One thread and no spinning: a query embeds ~10 word pieces, and the other signals run
+    # on the second core at the same time.
+    return OnnxEmbedder(directory, threads=threads, spin=False)
+
+
+def _reexport(meta: Mapping[str, Any], home: Path, directory: Path) -> None:
+    """Recreate a lost export from the model folder, if it still holds the same model."""
+    from signals.vector.export import ensure_export
+
+    name = str(meta.get("name", "?"))
+    source = _recorded_source(meta)
+    if source is not None:
+        identity = identify(source, home)
+        if identity.key == meta["model_id"]:
+            ensure_export(identity, home)
+            return
+    raise SignalUnavailable(
+        f"the vector index was built with model {name}, which is no longer available: "
+        f"its ONNX export {directory} is missing and the model folder is gone or changed. "
+        f"Restore that model folder, or run `engine index` again to re-embed with the "
+        f"configured model"
+    )
+
+
+def _recorded_source(meta: Mapping[str, Any]) -> ModelSource | None:
+    try:
+        if meta.get("bundled"):
+            # The package may have moved (new venv); the bundled model is found afresh.
+            return resolve_model(None)
+        path = str(meta.get("path", ""))
+        return resolve_model(path) if path else None
+    except SignalUnavailable:
+        return None
+
+
+def mismatch_warning(meta: Mapping[str, Any], configured: str | None, home: Path) -> str:
+    """ "" when the configured model is the index's model, else what the user should know."""
+    index_name = str(meta.get("name", "?"))
+    configured_name = configured or BUNDLED_NAME
+    try:
+        identity = identify(resolve_model(configured), home)
+    except SignalUnavailable:
+        return (
+            f"index built with model {index_name}; configured model {configured_name} "
+            "ignored (not found); run engine index again to switch"
+        )
+    if identity.key == meta.get("model_id"):
+        return ""
+    return (
+        f"index built with model {index_name}; configured model {identity.source.name} "
+        "ignored; run engine index again to switch"
+    )

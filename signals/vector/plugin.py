@@ -1,0 +1,29 @@
+"""The vector signal's registry entry: ``PLUGIN``, for signals/registry.py to list.
+
+Importing this module is cheap: the builder and the opener import numpy, FAISS and
+onnxruntime only when called.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from engine.signal import IndexOptions, OpenOptions, Signal, SignalBuilder, SignalPlugin
+from engine.types import VECTOR
+
+
+def make_builder(options: IndexOptions) -> SignalBuilder:
+    from signals.vector.builder import VectorBuilder
+
+    return VectorBuilder(options)
+
+
+def open_signal(directory: Path, meta: Mapping[str, Any], options: OpenOptions) -> Signal:
+    from signals.vector.signal import open_vector_signal
+
+    return open_vector_signal(directory, meta, options)
+
+
+PLUGIN = SignalPlugin(name=VECTOR, make_builder=make_builder, open=open_signal)

@@ -1,0 +1,109 @@
+"""The vector signal at query time: embed the query, search FAISS, best part per chunk.
+
+Scores are cosines in [-1, 1]. When the query has filters, candidates are filtered here
+(with the generation's chunk table) and the search widens until ``limit`` survive or the
+index is exhausted, so a narrow filter still gets a full list; the searcher filters again.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from engine.errors import SignalUnavailable
+from engine.signal import OpenOptions
+from engine.types import VECTOR, Filters, Hit, Query
+from signals.vector.chunk_table import ChunkTable
+from signals.vector.embedder import Embedder
+from signals.vector.faiss_index import VectorStore, chunk_ids_of
+from signals.vector.loader import load_query_embedder, mismatch_warning
+from signals.vector.meta import VECTOR_FORMAT
+
+# Candidates fetched per wanted hit: parts of one chunk collapse into one hit, and filters
+# drop some. Flat search cost does not depend on k; HNSW's barely does below efSearch.
+OVERFETCH = 4
+
+
+class VectorSignal:
+    def __init__(
+        self, store: VectorStore, embedder: Embedder, directory: Path, warning: str = ""
+    ) -> None:
+        self._store = store
+        self._embedder = embedder
+        self._directory = directory
+        self._warning = warning
+        self._table: ChunkTable | None = None
+        self._table_lock = threading.Lock()
+
+    @property
+    def name(self) -> str:
+        return VECTOR
+
+    @property
+    def warning(self) -> str:
+        return self._warning
+
+    def search(self, query: Query, limit: int) -> list[Hit]:
+        if limit <= 0 or not query.text.strip() or self._store.vector_count == 0:
+            return []
+        vector = self._embedder.embed_query(query.text)
+        filtered = _has_filters(query.filters)
+        k = limit * OVERFETCH
+        while True:
+            ids, scores = self._store.search(vector, k)
+            hits = _best_per_chunk(ids, scores)
+            if filtered and hits:
+                table = self._chunk_table()
+                allowed = table.allowed([h.chunk_id or 0 for h in hits], query.filters)
+                hits = [h for h, ok in zip(hits, allowed, strict=True) if ok]
+            if len(hits) >= limit or k >= self._store.vector_count:
+                return hits[:limit]
+            k *= OVERFETCH
+
+    def _chunk_table(self) -> ChunkTable:
+        with self._table_lock:
+            if self._table is None:
+                self._table = ChunkTable.load(self._directory)
+            return self._table
+
+
+def _has_filters(filters: Filters) -> bool:
+    return bool(filters.languages or filters.path_globs or filters.kinds)
+
+
+def _best_per_chunk(ids: Any, scores: Any) -> list[Hit]:
+    # FAISS returns best first, so a chunk's first occurrence is its best part.
+    seen: set[int] = set()
+    hits: list[Hit] = []
+    for chunk_id, score in zip(chunk_ids_of(ids).tolist(), scores.tolist(), strict=True):
+        if chunk_id not in seen:
+            seen.add(chunk_id)
+            hits.append(Hit(chunk_id=chunk_id, score=float(score)))
+    return hits
+
+
+def open_vector_signal(
+    directory: Path, meta: Mapping[str, Any], options: OpenOptions, *, threads: int = 1
+) -> VectorSignal:
+    """Open a generation's vector folder; SignalUnavailable says what to do when it cannot."""
+    if meta.get("format") != VECTOR_FORMAT or not isinstance(meta.get("model"), Mapping):
+        raise SignalUnavailable(
+            "the vector index was written by another version of engine; run `engine index` again"
+        )
+    model = meta["model"]
+    embedder = load_query_embedder(model, options.home, threads=threads)
+    try:
+        store = VectorStore.load(directory)
+    except (OSError, RuntimeError, ValueError) as err:
+        raise SignalUnavailable(
+            f"the vector index in {directory} is unreadable ({err}); run `engine index` again"
+        ) from err
+    if store.dim != embedder.dim:
+        raise SignalUnavailable(
+            f"the vector index holds {store.dim}-dimensional vectors but its model gives "
+            f"{embedder.dim}; run `engine index` again"
+        )
+    warning = mismatch_warning(model, options.model, options.home)
+    return VectorSignal(store, embedder, directory, warning)

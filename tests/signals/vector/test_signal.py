@@ -1,0 +1,157 @@
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from engine.errors import SignalUnavailable
+from engine.signal import IndexOptions, OpenOptions
+from engine.types import Filters, Query
+from signals.vector.builder import VectorBuilder
+from signals.vector.documents import document_parts
+from signals.vector.embedder import HashingEmbedder
+from signals.vector.loader import HASHING, LoadedModel, model_meta
+from signals.vector.model import identify, resolve_model
+from signals.vector.plugin import PLUGIN
+from signals.vector.signal import VectorSignal
+from tests.signals.vector.fakes import (
+    CHUNKS,
+    Generations,
+    MemoryChunkSource,
+    fake_loader,
+    fake_model_folder,
+    make_chunk,
+)
+
+
+def _build(
+    home: Path, generations: Generations, chunks: list[Any], **kwargs: Any
+) -> tuple[Path, dict[str, Any]]:
+    builder = VectorBuilder(
+        IndexOptions(home=home), load_model=fake_loader(HashingEmbedder(dim=64)), **kwargs
+    )
+    directory, report = generations.build(builder, MemoryChunkSource(chunks), chunks)
+    return directory, report.meta
+
+
+def test_search_ranks_the_matching_chunk_first(home: Path, generations: Generations) -> None:
+    directory, meta = _build(home, generations, CHUNKS)
+    signal = PLUGIN.open(directory, meta, OpenOptions(home=home))
+    assert signal.name == "vector"
+    hits = signal.search(Query("render a template with context"), 2)
+    assert len(hits) == 2
+    assert hits[0].chunk_id == 3
+    assert hits[0].score >= hits[1].score
+    assert -1.0 <= hits[1].score <= 1.0 + 1e-6
+
+
+def test_search_limits_and_empty_queries(home: Path, generations: Generations) -> None:
+    directory, meta = _build(home, generations, CHUNKS)
+    signal = PLUGIN.open(directory, meta, OpenOptions(home=home))
+    assert len(signal.search(Query("request"), 10)) == 3
+    assert signal.search(Query("   "), 10) == []
+    assert signal.search(Query("request"), 0) == []
+
+
+def test_a_chunk_with_several_parts_is_one_hit_scored_by_its_best_part(
+    home: Path, generations: Generations
+) -> None:
+    text = "\n".join(f"    total = total + amount_{i}" for i in range(120))
+    text += "\n    send_invoice_email(customer)"
+    long_chunk = make_chunk(10, "billing.py", "compute", text)
+    chunks = [long_chunk, *CHUNKS]
+    directory, meta = _build(home, generations, chunks, max_parts=8)
+    assert meta["vectors"] > len(chunks)
+    signal = PLUGIN.open(directory, meta, OpenOptions(home=home))
+    query = "send invoice email customer"
+    hits = signal.search(Query(query), 4)
+    assert [h.chunk_id for h in hits].count(10) == 1
+    assert hits[0].chunk_id == 10
+    assert len(hits) == 4
+    fake = HashingEmbedder(dim=64)
+    part_scores = fake.embed_documents(document_parts(long_chunk, 8)) @ fake.embed_query(query)
+    assert hits[0].score == pytest.approx(float(part_scores.max()), abs=1e-6)
+    assert part_scores.argmax() > 0  # the best part is not the first
+
+
+def test_filters_are_applied_before_the_limit(home: Path, generations: Generations) -> None:
+    python = [
+        make_chunk(i, f"p{i}.py", f"load_{i}", "def load(): read config file") for i in range(20)
+    ]
+    ts = make_chunk(
+        100, "web/app.ts", "loadConfig", "function loadConfig() {}", language="typescript"
+    )
+    directory, meta = _build(home, generations, [*python, ts])
+    signal = PLUGIN.open(directory, meta, OpenOptions(home=home))
+    hits = signal.search(Query("read config file", Filters(languages=("typescript",))), 3)
+    assert [h.chunk_id for h in hits] == [100]
+    hits = signal.search(Query("read config file", Filters(path_globs=("p1*.py",))), 5)
+    assert len(hits) == 5
+    assert all(str(h.chunk_id).startswith("1") for h in hits)
+
+
+def _pose_as(home: Path, folder: Path) -> tuple[HashingEmbedder, dict[str, Any]]:
+    identity = identify(resolve_model(str(folder)), home)
+    embedder = HashingEmbedder(dim=32, model_id=identity.key)
+    meta = model_meta(identity, backend=HASHING, model_id=identity.key, dim=32, max_seq_length=0)
+    return embedder, meta
+
+
+def test_model_mismatch_is_a_warning_and_the_index_model_still_answers(
+    home: Path, generations: Generations, tmp_path: Path
+) -> None:
+    built_with = fake_model_folder(tmp_path / "models", "model-x", b"weights of x")
+    configured = fake_model_folder(tmp_path / "models", "model-y", b"weights of y")
+    embedder, model = _pose_as(home, built_with)
+    builder = VectorBuilder(
+        IndexOptions(home=home, model=str(built_with)),
+        load_model=lambda options: LoadedModel(embedder, model),
+    )
+    directory, report = generations.build(builder, MemoryChunkSource(CHUNKS), CHUNKS)
+
+    same = PLUGIN.open(directory, report.meta, OpenOptions(home=home, model=str(built_with)))
+    assert same.warning == ""
+
+    other = PLUGIN.open(directory, report.meta, OpenOptions(home=home, model=str(configured)))
+    assert other.warning == (
+        f"index built with model {built_with}; configured model {configured} ignored; "
+        "run engine index again to switch"
+    )
+    assert other.search(Query("connect database"), 1)[0].chunk_id == 2
+
+    gone = PLUGIN.open(directory, report.meta, OpenOptions(home=home, model=str(tmp_path / "nope")))
+    assert "ignored (not found)" in gone.warning
+
+
+def test_missing_model_makes_the_signal_unavailable(home: Path, generations: Generations) -> None:
+    directory, meta = _build(home, generations, CHUNKS)
+    meta = {
+        **meta,
+        "model": {
+            "backend": "onnx",
+            "model_id": "0123456789abcdef-01234567",
+            "name": "/models/gone",
+            "path": "/models/gone",
+            "bundled": False,
+            "dim": 64,
+        },
+    }
+    with pytest.raises(SignalUnavailable, match=r"/models/gone.*engine index"):
+        PLUGIN.open(directory, meta, OpenOptions(home=home))
+
+
+def test_index_of_another_format_or_with_unreadable_files_is_unavailable(
+    home: Path, generations: Generations
+) -> None:
+    directory, meta = _build(home, generations, CHUNKS)
+    with pytest.raises(SignalUnavailable, match="engine index"):
+        PLUGIN.open(directory, {**meta, "format": 999}, OpenOptions(home=home))
+    (directory / "vectors.faiss").write_bytes(b"garbage")
+    with pytest.raises(SignalUnavailable, match="unreadable"):
+        PLUGIN.open(directory, meta, OpenOptions(home=home))
+
+
+def test_signal_type_is_the_protocol(home: Path, generations: Generations) -> None:
+    directory, meta = _build(home, generations, CHUNKS)
+    assert isinstance(PLUGIN.open(directory, meta, OpenOptions(home=home)), VectorSignal)
