@@ -85,12 +85,10 @@ def indexers_for(paths: Iterable[str]) -> list[IndexerName]:
 def find_indexer(name: IndexerName, bin_dir: Path | None = None) -> Path | None:
     """Look in ``bin_dir`` (default ``$ENGINE_SCIP_BIN_DIR``, e.g. node_modules/.bin), then PATH."""
     folder = bin_dir if bin_dir is not None else os.environ.get(BIN_DIR_ENV)
-    if folder:
-        found = shutil.which(name, path=str(folder))
-        if found:
-            return Path(found)
-    found = shutil.which(name)
-    return Path(found) if found else None
+    found = shutil.which(name, path=str(folder)) if folder else None
+    found = found or shutil.which(name)
+    # Absolute, because the indexer runs with the repository as its working directory.
+    return Path(found).absolute() if found else None
 
 
 def available_indexers(bin_dir: Path | None = None) -> list[AvailableIndexer]:

@@ -30,7 +30,7 @@ class Range:
 
     def __post_init__(self) -> None:
         fields = (self.start_line, self.start_char, self.end_line, self.end_char)
-        if any(value < 0 for value in fields):
+        if min(fields) < 0:
             raise RangeError(f"negative position in range {list(fields)}")
         if (self.end_line, self.end_char) < (self.start_line, self.start_char):
             raise RangeError(f"range {list(fields)} ends before it starts")

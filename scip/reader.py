@@ -155,20 +155,21 @@ def _read_document(
             continue
         try:
             name_range = decode_range(occurrence.range)
-            symbol = parse_symbol(symbol_string)
-        except (RangeError, SymbolError) as err:
-            out.problems.append(f"{path}: {err}; occurrence skipped")
+        except RangeError as err:
+            out.problems.append(f"{path}: {err}; occurrence of {symbol_string} skipped")
             continue
         if not occurrence.symbol_roles & DEFINITION_ROLE:
+            # References keep their symbol string unparsed: parsing every one costs more
+            # than the rest of reading, and a caller matches them against definitions.
+            line = name_range.start_line + 1
             out.references.append(
-                ScipReference(
-                    symbol_string,
-                    path,
-                    name_range,
-                    name_range.start_line + 1,
-                    occurrence.symbol_roles,
-                )
+                ScipReference(symbol_string, path, name_range, line, occurrence.symbol_roles)
             )
+            continue
+        try:
+            symbol = parse_symbol(symbol_string)
+        except SymbolError as err:
+            out.problems.append(f"{path}: {err}; definition skipped")
             continue
         suffix = symbol.descriptors[-1].suffix
         if suffix in ("parameter", "type_parameter") and not include_parameters:

@@ -16,8 +16,11 @@ The grammar (from scip.proto)::
                    | '(' <name> ')'                    parameter
     <name>       ::= simple identifier ([A-Za-z0-9_+$-]+) | '`' any UTF-8, '`' doubled '`'
 
-Two deliberate leniencies, because real indexers rely on them: a method's disambiguator may
-be empty (``greet().``), and a ``local`` id is the rest of the string. ``format_symbol``
+Deliberate leniencies, because real indexers rely on them: a method's disambiguator may be
+empty (``greet().``); any name may be empty, written bare (scip-python writes
+``scip-python python click 0 /__init__:`` for a package indexed from inside its own folder);
+and a ``local`` id is the rest of the string. An empty method name is written ````()``
+because a bare ``().`` would read as a parameter. ``format_symbol``
 refuses what would not read back as the same symbol: an empty scheme, a scheme that reads as
 ``local ``, a package part that is literally ``.`` or starts with a space.
 
@@ -32,6 +35,7 @@ everything after the last namespace is joined with ``.``:
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Literal
 
@@ -53,8 +57,7 @@ _LOCAL_PREFIX = "local "
 _EMPTY_PART = "."
 
 
-def _is_simple_char(char: str) -> bool:
-    return char.isascii() and (char.isalnum() or char in "_+-$")
+_SIMPLE_NAME = re.compile(r"[A-Za-z0-9_+$-]*")
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,31 +118,30 @@ class _Parser:
         """A scheme or package part: runs to the next single space; '  ' is one space."""
         out: list[str] = []
         while True:
-            char = self.peek()
-            if char == "":
+            space = self.text.find(" ", self.pos)
+            if space < 0:
+                self.pos = len(self.text)
                 raise self.fail(f"the {what} is not followed by a space")
-            if char == " ":
-                if self.text.startswith("  ", self.pos):
-                    out.append(" ")
-                    self.pos += 2
-                    continue
-                self.pos += 1
-                break
-            out.append(char)
-            self.pos += 1
-        if not out:
+            out.append(self.text[self.pos : space])
+            if self.text.startswith("  ", space):
+                out.append(" ")
+                self.pos = space + 2
+                continue
+            self.pos = space + 1
+            break
+        part = "".join(out)
+        if not part:
             raise self.fail(f"empty {what}")
-        return "".join(out)
+        return part
 
-    def identifier(self, what: str, allow_empty: bool = False) -> str:
+    def identifier(self) -> str:
+        """A simple or escaped name; may be empty (see the module docstring)."""
         if self.peek() == "`":
             return self.escaped_identifier()
-        start = self.pos
-        while self.pos < len(self.text) and _is_simple_char(self.text[self.pos]):
-            self.pos += 1
-        if self.pos == start and not allow_empty:
-            raise self.fail(f"expected a {what}")
-        return self.text[start : self.pos]
+        match = _SIMPLE_NAME.match(self.text, self.pos)
+        assert match is not None  # the pattern matches the empty string
+        self.pos = match.end()
+        return match.group()
 
     def escaped_identifier(self) -> str:
         self.pos += 1  # the opening backtick
@@ -161,19 +163,19 @@ class _Parser:
         char = self.peek()
         if char == "[":
             self.pos += 1
-            name = self.identifier("type parameter name")
+            name = self.identifier()
             self.expect("]")
             return Descriptor(name, "type_parameter")
         if char == "(":
             self.pos += 1
-            name = self.identifier("parameter name")
+            name = self.identifier()
             self.expect(")")
             return Descriptor(name, "parameter")
-        name = self.identifier("descriptor name")
+        name = self.identifier()
         char = self.peek()
         if char == "(":
             self.pos += 1
-            disambiguator = self.identifier("method disambiguator", allow_empty=True)
+            disambiguator = self.identifier()
             self.expect(")")
             self.expect(".")
             return Descriptor(name, "method", disambiguator)
@@ -215,16 +217,15 @@ def _escape_space(part: str) -> str:
 
 
 def _escape_name(name: str) -> str:
-    if name and all(_is_simple_char(char) for char in name):
-        return name
+    if _SIMPLE_NAME.fullmatch(name):
+        return name  # "" included: an empty name is written bare
     return "`" + name.replace("`", "``") + "`"
 
 
 def _format_descriptor(descriptor: Descriptor) -> str:
     name = _escape_name(descriptor.name)
     if descriptor.suffix == "method":
-        disambiguator = _escape_name(descriptor.disambiguator) if descriptor.disambiguator else ""
-        return f"{name}({disambiguator})."
+        return f"{name or '``'}({_escape_name(descriptor.disambiguator)})."
     if descriptor.disambiguator:
         raise SymbolError(f"only methods have a disambiguator, not the {descriptor.suffix} {name}")
     if descriptor.suffix == "type_parameter":
@@ -271,14 +272,14 @@ def _as_symbol(symbol: str | Symbol) -> Symbol:
 def readable_name(symbol: str | Symbol) -> str:
     """A dotted path for people and search, e.g. ``toy.greeter.Greeter.__init__``.
 
-    Parameters and type parameters are dropped; see the module docstring for how namespaces
-    are joined. A local symbol, or one made only of parameters, gives "".
+    Parameters, type parameters and empty names are dropped; see the module docstring for
+    how namespaces are joined. A local symbol, or one made only of parameters, gives "".
     """
     parsed = _as_symbol(symbol)
     out: list[str] = []
     previous: DescriptorSuffix | None = None
     for descriptor in parsed.descriptors:
-        if descriptor.suffix in ("parameter", "type_parameter"):
+        if descriptor.suffix in ("parameter", "type_parameter") or not descriptor.name:
             continue
         if previous is not None:
             both_namespaces = previous == "namespace" and descriptor.suffix == "namespace"

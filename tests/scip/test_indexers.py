@@ -231,14 +231,14 @@ def test_real_indexer_reproduces_the_fixture(
     assert sorted(str(p.relative_to(root)) for p in root.rglob("*")) == before
 
 
-def test_a_relative_output_path_is_not_read_against_the_repo(
+def test_relative_output_and_bin_paths_are_not_read_against_the_repo(
     repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     fake_indexer(
         tmp_path / "bin", "scip-python", f'cp "{FIXTURES / "python" / "index.scip"}" "$out"'
     )
     monkeypatch.chdir(tmp_path)
-    outcome = run_indexer("scip-python", repo, Path("rel.scip"), 60, bin_dir=tmp_path / "bin")
+    outcome = run_indexer("scip-python", repo, Path("rel.scip"), 60, bin_dir=Path("bin"))
     assert outcome.ok, outcome.message
     assert (tmp_path / "rel.scip").is_file()
     assert files_in(repo) == ["main.py", "tsconfig.json"]

@@ -67,6 +67,20 @@ def test_backticks_escape_names_and_double_inside() -> None:
     assert format_symbol(parse_symbol("s . . . `abc`/")) == "s . . . abc/"
 
 
+def test_empty_names_are_read_bare_as_scip_python_writes_them() -> None:
+    text = "scip-python python click 0 /__init__:"
+    symbol = parse_symbol(text)
+    assert symbol.descriptors == (Descriptor("", "namespace"), Descriptor("__init__", "meta"))
+    assert format_symbol(symbol) == text
+    assert readable_name(text) == "__init__"
+    # A bare empty method name would read as a parameter, so it is escaped.
+    method = Symbol("s", Package(), (Descriptor("", "method"),))
+    assert format_symbol(method) == "s . . . ``()."
+    assert parse_symbol("s . . . ().") == Symbol(
+        "s", Package(), (Descriptor("", "parameter"), Descriptor("", "term"))
+    )
+
+
 def test_local_symbols() -> None:
     assert parse_symbol("local 12") == Symbol(local_id="12")
     assert parse_symbol("local 12").is_local
@@ -87,8 +101,8 @@ def test_local_symbols() -> None:
         ("s m n v foo()", "expected '.'"),
         ("s m n v `foo", "unterminated"),
         ("s m n v [T", "expected ']'"),
-        ("s m n v (", "expected a parameter name"),
-        ("s m n v a/%#", "expected a descriptor name"),
+        ("s m n v (", "expected ')', found end of string"),
+        ("s m n v a/%#", "expected a descriptor suffix (one of / # . : ! (), found '%'"),
         ("local ", "empty local id"),
     ],
 )
@@ -184,7 +198,11 @@ def test_format_inverts_parse_on_formatted_strings(symbol: Symbol) -> None:
 
 @given(global_symbols)
 def test_readable_name_never_shows_escapes_or_parameters(symbol: Symbol) -> None:
-    kept = [d.name for d in symbol.descriptors if d.suffix not in ("parameter", "type_parameter")]
+    kept = [
+        d.name
+        for d in symbol.descriptors
+        if d.suffix not in ("parameter", "type_parameter") and d.name
+    ]
     readable = readable_name(symbol)
     assert len(readable) == sum(map(len, kept)) + max(0, len(kept) - 1)
     if kept:
