@@ -78,6 +78,8 @@ def _print_report(report: Any, as_json: bool) -> None:
         click.echo(dumps(data))
         return
     verb = "built" if report.full_rebuild else "updated"
+    if report.up_to_date:
+        verb = "already up to date"
     click.echo(
         f"{report.repo}: index {verb} ({report.generation}) — {report.files_indexed} files, "
         f"{report.chunks} chunks"
@@ -170,7 +172,9 @@ def _status(home: Home, slug: str) -> dict[str, Any]:
     if entry.root.is_dir():
         store = ChunkStore.open_readonly(generation / STORE_FILE)
         try:
-            stale = staleness(entry.root, store.files(), max_file_bytes=MAX_FILE_BYTES)
+            stale = staleness(
+                entry.root, store.files(), store.unindexed(), max_file_bytes=MAX_FILE_BYTES
+            )
         finally:
             store.close()
         data["changedSinceBuild"] = {

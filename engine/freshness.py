@@ -25,17 +25,24 @@ class Staleness:
         return self.added + self.modified + self.removed
 
 
-def staleness(root: Path, indexed: dict[str, FileRecord], *, max_file_bytes: int) -> Staleness:
+def staleness(
+    root: Path,
+    indexed: dict[str, FileRecord],
+    refused: dict[str, tuple[str, int, int]],
+    *,
+    max_file_bytes: int,
+) -> Staleness:
     walked = walk(root, max_file_bytes=max_file_bytes)
     added = modified = 0
     seen: set[str] = set()
     for f in walked.files:
         record = indexed.get(f.path)
         if record is None:
-            # Files the reader skipped (binary content, minified) were never indexed; without
-            # reading them we cannot tell, so only count files with a known language.
-            if detect_language(f.path) is not None:
-                added += 1
+            before = refused.get(f.path)
+            if before is None:
+                added += detect_language(f.path) is not None
+            elif before[1:] != (f.size_bytes, f.mtime_ns):
+                modified += 1  # a refused file changed: it may be indexable now
             continue
         seen.add(f.path)
         if record.size_bytes != f.size_bytes or record.mtime_ns != f.mtime_ns:

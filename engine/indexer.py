@@ -62,6 +62,10 @@ class _Changes:
     removed_ids: list[int] = field(default_factory=list)
     removed_paths: list[str] = field(default_factory=list)  # deleted or changed files
     changed_paths: list[str] = field(default_factory=list)  # added or changed files
+    records_changed: bool = False  # stat data or the refused list changed, chunks maybe not
+
+    def empty(self) -> bool:
+        return not (self.added or self.removed_ids or self.removed_paths or self.records_changed)
 
 
 @dataclass
@@ -84,6 +88,7 @@ class IndexReport:
     stage_seconds: dict[str, float] = field(default_factory=dict)
     signals: dict[str, dict[str, Any]] = field(default_factory=dict)
     full_rebuild: bool = False
+    up_to_date: bool = False  # nothing changed: no new generation was written
 
 
 def source_commit(root: Path) -> str:
@@ -208,6 +213,13 @@ class Indexer:
                 report.files_indexed = store.file_count()
                 report.chunks = store.chunk_count()
                 report.skipped = dict(sorted(skipped.items()))
+                if previous is not None and changes.empty() and self._all_synced(manifest):
+                    store.close()
+                    shutil.rmtree(generation)
+                    report.generation = previous.name
+                    report.signals = dict(manifest.get("signals", {}))
+                    report.up_to_date = True
+                    return report
                 new_manifest = self._manifest(entry, store, report)
                 new_manifest["signals"] = self._run_builders(
                     [b for b in builders if not b.slow],
@@ -242,6 +254,14 @@ class Indexer:
         collect_garbage(entry.directory)
         return report
 
+    def _all_synced(self, manifest: Mapping[str, Any]) -> bool:
+        """True when every registered signal is built and in step with the store."""
+        states: Mapping[str, Any] = manifest.get("signals", {})
+        return all(
+            states.get(name, {}).get("ready") and states.get(name, {}).get("synced", True)
+            for name in self.plugins
+        )
+
     def _sync_store(
         self,
         store: ChunkStore,
@@ -251,38 +271,46 @@ class Indexer:
     ) -> _Changes:
         """Bring the store in line with the walked files; return what changed."""
         known = store.files()
+        refused_before = store.unindexed()
+        refused: dict[str, tuple[str, int, int]] = {}
         changes = _Changes()
         kept: set[str] = set()
         total = len(files)
         for done, walked in enumerate(files, 1):
             if done % 100 == 0:
                 self.progress("chunking", done, total)
+            stat = (walked.size_bytes, walked.mtime_ns)
             record = known.get(walked.path)
-            if (
-                record is not None
-                and record.size_bytes == walked.size_bytes
-                and record.mtime_ns == walked.mtime_ns
-            ):
+            if record is not None and (record.size_bytes, record.mtime_ns) == stat:
                 kept.add(walked.path)
                 report.files_unchanged += 1
+                continue
+            before = refused_before.get(walked.path)
+            if record is None and before is not None and before[1:] == stat:
+                refused[walked.path] = before
+                skipped[before[0]] += 1
                 continue
             source = read_source(walked.abs_path, max_file_bytes=MAX_FILE_BYTES)
             if not isinstance(source, SourceText):
                 skipped[str(source.reason)] += 1
+                refused[walked.path] = (str(source.reason), *stat)
                 continue
             if record is not None and record.content_hash == source.content_hash:
                 store.touch_file(walked.path, source.size_bytes, source.mtime_ns)
+                changes.records_changed = True
                 kept.add(walked.path)
                 report.files_unchanged += 1
                 continue
             language = detect_language(walked.path)
             if language is None:
                 skipped["unknown-type"] += 1
+                refused[walked.path] = ("unknown-type", *stat)
                 continue
             try:
                 chunked = chunk_file(walked.path, source.text, language)
             except Exception as exc:  # a chunker bug on one file must not stop the run
                 report.problems.append(f"{walked.path}: chunking failed ({exc})")
+                refused[walked.path] = ("chunking-failed", *stat)
                 continue
             if source.had_decode_errors:
                 report.problems.append(f"{walked.path}: undecodable bytes replaced")
@@ -298,6 +326,9 @@ class Indexer:
                 walked.path, source.content_hash, language, source.size_bytes, source.mtime_ns
             )
             changes.added.extend(store.add_file(file_record, chunked.chunks, chunked.definitions))
+        if refused != refused_before:
+            store.set_unindexed(refused)
+            changes.records_changed = True
         gone = [path for path in known if path not in kept]
         changes.removed_ids.extend(store.remove_files(gone))
         changes.removed_paths.extend(gone)

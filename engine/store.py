@@ -25,6 +25,14 @@ CREATE TABLE IF NOT EXISTS files (
     size_bytes INTEGER NOT NULL,
     mtime_ns INTEGER NOT NULL
 );
+-- Files the walk listed but the reader or chunker refused (binary content, minified, ...),
+-- so that an unchanged one is not read again and does not count as new on disk.
+CREATE TABLE IF NOT EXISTS unindexed (
+    path TEXT PRIMARY KEY,
+    reason TEXT NOT NULL,
+    size_bytes INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL
+);
 CREATE TABLE IF NOT EXISTS chunks (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     path TEXT NOT NULL,
@@ -116,6 +124,11 @@ class ChunkStore:
             "SELECT path, content_hash, language, size_bytes, mtime_ns FROM files"
         )
         return {r[0]: FileRecord(*r) for r in rows}
+
+    def unindexed(self) -> dict[str, tuple[str, int, int]]:
+        """Refused files: path -> (reason, size_bytes, mtime_ns)."""
+        rows = self._conn.execute("SELECT path, reason, size_bytes, mtime_ns FROM unindexed")
+        return {r[0]: (r[1], r[2], r[3]) for r in rows}
 
     def file_count(self) -> int:
         return int(self._conn.execute("SELECT count(*) FROM files").fetchone()[0])
@@ -242,6 +255,15 @@ class ChunkStore:
                 ],
             )
         return added
+
+    def set_unindexed(self, refused: dict[str, tuple[str, int, int]]) -> None:
+        """Replace the list of refused files."""
+        with self._conn:
+            self._conn.execute("DELETE FROM unindexed")
+            self._conn.executemany(
+                "INSERT INTO unindexed VALUES (?, ?, ?, ?)",
+                [(path, *info) for path, info in refused.items()],
+            )
 
     def touch_file(self, path: str, size_bytes: int, mtime_ns: int) -> None:
         """Record new stat data for a file whose content did not change."""
