@@ -7,7 +7,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine.errors import EngineError, IndexCorrupt, IndexIncompatible, RepoNotFound
+from engine.errors import (
+    EngineError,
+    IndexCorrupt,
+    IndexIncompatible,
+    RepoNotFound,
+    UsageError,
+)
 from engine.fusion import DEFAULT_K
 from engine.generations import current_generation, read_manifest
 from engine.home import Home, RepoEntry
@@ -68,6 +74,11 @@ def open_index(
     A signal that is not ready or cannot open is left out and named in a warning; the others
     still answer.
     """
+    unknown = [name for name in only or () if name not in plugins]
+    if unknown:
+        raise UsageError(
+            f"unknown signal(s) {', '.join(unknown)} — choose from {', '.join(plugins)}"
+        )
     entry = home.get(slug)
     generation, manifest = load_manifest(entry)
     try:

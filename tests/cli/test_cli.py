@@ -1,0 +1,116 @@
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from cli.main import main
+
+
+@pytest.fixture
+def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("ENGINE_HOME", str(tmp_path / "home"))
+    repo = tmp_path / "toy-repo"
+    (repo / "toy").mkdir(parents=True)
+    (repo / "toy" / "greeter.py").write_text(
+        "def greet(name):\n    return f'Hello {name}'\n\n\ndef shout(text):\n    return text.upper()\n"
+    )
+    return repo
+
+
+def run(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(main, list(args))
+    return result.exit_code, result.output
+
+
+def test_index_query_json_contract(env: Path) -> None:
+    code, _ = run("index", str(env))
+    assert code == 0
+    code, out = run("query", "toy-repo", "greet", "--json")
+    assert code == 0
+    data = json.loads(out)
+    assert set(data) == {"query", "results", "total"}
+    assert data["query"] == "greet"
+    assert data["total"] == len(data["results"]) >= 1
+    first = data["results"][0]
+    assert list(first) == [
+        "repo",
+        "filePath",
+        "startLine",
+        "endLine",
+        "symbolName",
+        "content",
+        "score",
+        "sources",
+    ]
+    assert first["repo"] == "toy-repo"
+    assert first["filePath"] == "toy/greeter.py"
+    assert (first["startLine"], first["endLine"]) == (1, 2)
+    assert first["symbolName"] == "greet"
+    assert first["content"] == "def greet(name):\n    return f'Hello {name}'"
+    assert 0.0 <= first["score"] <= 1.0
+    assert first["sources"] == ["lexical"]
+
+
+def test_readable_listing_and_explain(env: Path) -> None:
+    run("index", str(env), "--name", "toy")
+    code, out = run("query", "toy", "shout", "--explain")
+    assert code == 0
+    assert "toy/greeter.py:5-6" in out
+    assert "lexical" in out and "rank 1" in out
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("query", "nope", "x", "--json"), "no index for nope — run engine index PATH --name nope"),
+        (("query", "../etc", "x", "--json"), "invalid repository name"),
+        (("reindex", "ghost", "--json"), "no index for ghost"),
+        (("index", "/definitely/not/here", "--json"), "does not exist"),
+        (("status", "ghost", "--json"), "no index for ghost"),
+    ],
+)
+def test_errors_are_json_with_exit_code(env: Path, args: tuple[str, ...], message: str) -> None:
+    code, out = run(*args)
+    assert code == 1
+    assert message in json.loads(out)["error"]
+
+
+def test_empty_query_and_bad_signal(env: Path) -> None:
+    run("index", str(env), "--name", "toy")
+    code, out = run("query", "toy", "   ", "--json")
+    assert code == 1 and "empty" in json.loads(out)["error"]
+    code, out = run("query", "toy", "greet", "--signals", "telepathy", "--json")
+    assert code == 1 and "telepathy" in json.loads(out)["error"]
+
+
+def test_status_repos_remove(env: Path) -> None:
+    run("index", str(env), "--name", "toy")
+    code, out = run("status", "toy", "--json")
+    status = json.loads(out)
+    assert code == 0
+    assert status["files"] == 1 and status["chunks"] == 2
+    assert status["signals"]["lexical"]["ready"] is True
+    assert status["changedSinceBuild"]["total"] == 0
+    (env / "toy" / "new.py").write_text("x = 1\n")
+    assert json.loads(run("status", "toy", "--json")[1])["changedSinceBuild"]["added"] == 1
+    assert json.loads(run("repos", "--json")[1]) == [{"repo": "toy", "root": str(env)}]
+    assert run("remove", "toy")[0] == 0
+    assert json.loads(run("repos", "--json")[1]) == []
+
+
+def test_cli_import_loads_no_heavy_library() -> None:
+    code = (
+        "import sys, cli.main, signals.registry, engine.reader, engine.indexer;"
+        "heavy = {'torch', 'sentence_transformers', 'faiss', 'tantivy', 'onnxruntime',"
+        " 'transformers', 'numpy'};"
+        "print(sorted(heavy & set(sys.modules)))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    assert out.strip() == "[]"

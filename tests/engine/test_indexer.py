@@ -1,0 +1,153 @@
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from engine.errors import IndexBusy, RepoNotFound, UsageError
+from engine.generations import current_generation, read_manifest, writer_lock
+from engine.home import Home
+from engine.indexer import Indexer
+from engine.reader import open_index
+from engine.signal import IndexOptions, OpenOptions
+from signals.registry import plugins
+
+GREETER = '''"""Greeting helpers."""
+
+
+class Greeter:
+    """Greets people."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def greet(self) -> str:
+        return f"Hello {self.name}"
+
+
+def shout(text: str) -> str:
+    return text.upper()
+'''
+
+
+def write(root: Path, rel: str, text: str) -> None:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    root = tmp_path / "toy"
+    write(root, "toy/greeter.py", GREETER)
+    write(root, "toy/util.py", "def add(a, b):\n    return a + b\n")
+    write(root, "README.md", "# Toy\n\nA toy project.\n\n## Usage\n\nCall greet.\n")
+    write(root, "node_modules/dep/index.js", "module.exports = 1\n")
+    (root / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00")
+    return root
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Home:
+    return Home(tmp_path / "home")
+
+
+def indexer(home: Home) -> Indexer:
+    return Indexer(home, plugins(), IndexOptions(home=home.root))
+
+
+def search(home: Home, text: str) -> list[tuple[str, int, int, str]]:
+    opened = open_index(home, "toy", plugins(), OpenOptions(home=home.root))
+    try:
+        results = opened.searcher.search(text, limit=5).results
+        return [(r.path, r.start_line, r.end_line, r.symbol_name) for r in results]
+    finally:
+        opened.close()
+
+
+def test_index_then_query(repo: Path, home: Home) -> None:
+    report = indexer(home).index("toy", repo)
+    assert report.files_indexed == 3
+    assert report.skipped["ignored-dir"] == 1
+    assert report.skipped["binary"] == 1
+    assert search(home, "greet")[0] == ("toy/greeter.py", 10, 11, "Greeter.greet")
+    manifest = read_manifest(current_generation(home.repo_dir("toy")))  # type: ignore[arg-type]
+    assert manifest["files"] == 3
+    assert manifest["signals"]["lexical"]["ready"]
+
+
+def test_incremental_reindex_touches_only_changed_files(repo: Path, home: Home) -> None:
+    idx = indexer(home)
+    idx.index("toy", repo)
+    write(repo, "toy/util.py", "def multiply(a, b):\n    return a * b\n")
+    (repo / "README.md").unlink()
+    write(repo, "toy/new.py", "def fresh():\n    pass\n")
+    report = idx.reindex("toy")
+    assert (report.files_added, report.files_changed, report.files_removed) == (1, 1, 1)
+    assert report.files_unchanged == 1
+    assert not report.full_rebuild
+    assert search(home, "multiply")[0][0] == "toy/util.py"
+    assert not [r for r in search(home, "add") if r[3] == "add"]
+    assert all(r[0] != "README.md" for r in search(home, "usage toy project"))
+
+
+def test_unchanged_content_with_new_mtime_is_not_rechunked(repo: Path, home: Home) -> None:
+    idx = indexer(home)
+    idx.index("toy", repo)
+    os.utime(repo / "toy/util.py", ns=(1, 1))
+    report = idx.reindex("toy")
+    assert report.files_changed == 0 and report.chunks_added == 0
+    again = idx.reindex("toy")
+    assert again.up_to_date
+
+
+def test_incremental_equals_clean_build(repo: Path, home: Home, tmp_path: Path) -> None:
+    idx = indexer(home)
+    idx.index("toy", repo)
+    write(repo, "toy/util.py", "def multiply(a, b):\n    return a * b\n")
+    idx.reindex("toy")
+    clean = Home(tmp_path / "clean")
+    indexer(clean).index("toy", repo)
+    for text in ("multiply", "greet", "toy project usage"):
+        assert search(home, text) == search(clean, text)
+
+
+def test_bad_input(tmp_path: Path, home: Home, repo: Path) -> None:
+    with pytest.raises(UsageError, match="does not exist"):
+        indexer(home).index("toy", tmp_path / "nope")
+    (tmp_path / "file.txt").write_text("x")
+    with pytest.raises(UsageError, match="is a file"):
+        indexer(home).index("toy", tmp_path / "file.txt")
+    with pytest.raises(RepoNotFound, match="engine index PATH --name ghost"):
+        indexer(home).reindex("ghost")
+    indexer(home).index("toy", repo)
+    other = tmp_path / "other"
+    other.mkdir()
+    with pytest.raises(UsageError, match="already registered"):
+        indexer(home).index("toy", other)
+
+
+def test_second_writer_is_refused(repo: Path, home: Home) -> None:
+    indexer(home).index("toy", repo)
+    with writer_lock(home.repo_dir("toy"), wait=False, slug="toy"), pytest.raises(IndexBusy):
+        indexer(home).reindex("toy")
+
+
+def test_failed_build_keeps_previous_generation(
+    repo: Path, home: Home, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    idx = indexer(home)
+    idx.index("toy", repo)
+    before = current_generation(home.repo_dir("toy"))
+    write(repo, "toy/util.py", "def multiply(a, b):\n    return a * b\n")
+
+    def crash(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("engine.indexer.publish", crash)
+    with pytest.raises(KeyboardInterrupt):
+        idx.reindex("toy")
+    assert current_generation(home.repo_dir("toy")) == before
+    assert [p.name for p in home.repo_dir("toy").glob("gen-*")] == [before.name]  # type: ignore[union-attr]
+    assert search(home, "add")[0][3] == "add"
