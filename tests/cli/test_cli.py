@@ -17,7 +17,8 @@ def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     repo = tmp_path / "toy-repo"
     (repo / "toy").mkdir(parents=True)
     (repo / "toy" / "greeter.py").write_text(
-        "def greet(name):\n    return f'Hello {name}'\n\n\ndef shout(text):\n    return text.upper()\n"
+        "def greet(name):\n    return f'Hello {name}'\n\n\n"
+        "def shout(text):\n    return text.upper()\n"
     )
     return repo
 
