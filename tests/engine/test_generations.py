@@ -60,12 +60,12 @@ def test_incompatible_and_corrupt_manifests(tmp_path: Path) -> None:
 
 
 def test_single_writer(tmp_path: Path) -> None:
-    with writer_lock(tmp_path, wait=False, slug="toy"):
-        # flock locks belong to the open file description, so a second open conflicts.
-        with (
-            pytest.raises(IndexBusy, match="--wait"),
-            writer_lock(tmp_path, wait=False, slug="toy"),
-        ):
-            pass
+    # flock locks belong to the open file description, so a second open conflicts.
+    with (
+        writer_lock(tmp_path, wait=False, slug="toy"),
+        pytest.raises(IndexBusy, match="--wait"),
+        writer_lock(tmp_path, wait=False, slug="toy"),
+    ):
+        pass
     with writer_lock(tmp_path, wait=False, slug="toy"):
         pass
