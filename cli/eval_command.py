@@ -15,7 +15,7 @@ from engine.home import Home, validate_slug
 from engine.reader import OpenIndex, open_index
 from engine.searcher import Searcher
 from engine.signal import OpenOptions, SignalPlugin
-from eval.dataset import load_dataset
+from eval.dataset import SymbolLines, load_dataset, resolve_symbols
 from eval.report import ablation_table, category_table, latency_table, negatives_line
 from eval.runner import run_ablation, run_config, summary_json
 
@@ -38,6 +38,23 @@ class Searchers:
                 self.home, validate_slug(slug), self.plugins, OpenOptions(home=self.home.root)
             )
         return self.opened[slug].searcher
+
+    def lines_of(self, name: str | None) -> SymbolLines:
+        """Resolves (path, qualified name) to the lines of that definition in the index."""
+        self(name)
+        store = self.opened[self.repo or name or ""].store
+
+        def lines(path: str, symbol: str) -> tuple[int, int] | None:
+            spans = [
+                (c.start_line, c.end_line)
+                for c in store.chunks_in_file(path)
+                if c.qualified_name == symbol
+            ]
+            if not spans:
+                return None
+            return min(s for s, _ in spans), max(e for _, e in spans)
+
+        return lines
 
     def signal_names(self, first_repo: str | None) -> list[str]:
         return list(self(first_repo).signals)
@@ -71,6 +88,7 @@ def run_eval(
         base = {"+".join(r["signals"]): r for r in saved.get("runs", [])}
     progress = Progress()
     try:
+        queries = [resolve_symbols(q, searchers.lines_of(q.repo)) for q in queries]
         names = signals or searchers.signal_names(queries[0].repo)
         if ablation and len(names) > 1:
             runs = run_ablation(searchers, queries, names, limit=limit, progress=progress)

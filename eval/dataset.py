@@ -1,13 +1,17 @@
 """Evaluation datasets: JSONL files of queries with labeled relevant locations.
 
 Format (one object per line; documented in eval/README.md):
-``{"id", "query", "repo"?, "relevant": [path | {path, startLine, endLine}], "category"?,
-"negative"?}``. Lines are 1-based and inclusive; a bare path makes the whole file relevant.
+``{"id", "query", "repo"?, "relevant": [path | {path, startLine, endLine} | {path, symbol}],
+"category"?, "negative"?}``. Lines are 1-based and inclusive; a bare path makes the whole file
+relevant; a ``symbol`` target names a definition by qualified name (``Searcher.search``) and
+is resolved to its lines in the index when the run starts, so labels of a codebase that keeps
+changing (the self dataset) do not drift.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import orjson
@@ -18,8 +22,9 @@ from engine.errors import UsageError
 @dataclass(frozen=True, slots=True)
 class Target:
     path: str
-    start_line: int | None = None  # None: the whole file
+    start_line: int | None = None  # None: the whole file (unless symbol is set)
     end_line: int | None = None
+    symbol: str = ""  # a qualified name still to be resolved to lines
 
     def overlaps(self, path: str, start_line: int, end_line: int) -> bool:
         if path != self.path:
@@ -43,10 +48,14 @@ def _target(raw: object, where: str) -> Target:
     if isinstance(raw, str):
         return Target(raw)
     if isinstance(raw, dict) and isinstance(raw.get("path"), str):
+        if isinstance(raw.get("symbol"), str) and raw["symbol"]:
+            return Target(raw["path"], symbol=raw["symbol"])
         start, end = raw.get("startLine"), raw.get("endLine")
         if isinstance(start, int) and isinstance(end, int) and 1 <= start <= end:
             return Target(raw["path"], start, end)
-    raise UsageError(f"{where}: each relevant entry is a path or {{path, startLine, endLine}}")
+    raise UsageError(
+        f"{where}: each relevant entry is a path, {{path, startLine, endLine}} or {{path, symbol}}"
+    )
 
 
 def load_dataset(path: Path) -> list[EvalQuery]:
@@ -88,3 +97,26 @@ def load_dataset(path: Path) -> list[EvalQuery]:
     if not queries:
         raise UsageError(f"dataset {path} has no queries")
     return queries
+
+
+SymbolLines = Callable[[str, str], tuple[int, int] | None]
+"""(path, qualified name) -> the definition's 1-based inclusive lines, or None if absent."""
+
+
+def resolve_symbols(query: EvalQuery, lines_of: SymbolLines) -> EvalQuery:
+    """Replace ``symbol`` targets by their line ranges; an unknown symbol is an error."""
+    if not any(t.symbol for t in query.relevant):
+        return query
+    resolved: list[Target] = []
+    for target in query.relevant:
+        if not target.symbol:
+            resolved.append(target)
+            continue
+        found = lines_of(target.path, target.symbol)
+        if found is None:
+            raise UsageError(
+                f"{query.id}: no definition {target.symbol} in {target.path} — fix the label "
+                "or reindex the repository"
+            )
+        resolved.append(Target(target.path, found[0], found[1]))
+    return replace(query, relevant=tuple(resolved))
