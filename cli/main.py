@@ -141,54 +141,6 @@ def reindex(slug: str, wait: bool, full: bool, as_json: bool) -> None:
         _print_report(report, as_json)
 
 
-def _status(home: Home, slug: str) -> dict[str, Any]:
-    from engine.freshness import staleness
-    from engine.indexer import MAX_FILE_BYTES
-    from engine.reader import load_manifest
-    from engine.store import STORE_FILE, ChunkStore
-
-    entry = home.get(slug)
-    generation, manifest = load_manifest(entry)
-    data: dict[str, Any] = {
-        "repo": slug,
-        "root": str(entry.root),
-        "generation": generation.name,
-        "builtAt": manifest.get("built_at"),
-        "sourceCommit": manifest.get("source_commit") or None,
-        "files": manifest.get("files"),
-        "chunks": manifest.get("chunks"),
-        "languages": manifest.get("languages", {}),
-        "skipped": manifest.get("skipped", {}),
-        "signals": {
-            name: {
-                "ready": bool(state.get("ready")),
-                "synced": bool(state.get("synced", state.get("ready"))),
-                "message": state.get("message", ""),
-                **{k: v for k, v in state.get("meta", {}).items() if k in ("coverage", "sources")},
-            }
-            for name, state in manifest.get("signals", {}).items()
-        },
-    }
-    if entry.root.is_dir():
-        store = ChunkStore.open_readonly(generation / STORE_FILE)
-        try:
-            stale = staleness(
-                entry.root, store.files(), store.unindexed(), max_file_bytes=MAX_FILE_BYTES
-            )
-        finally:
-            store.close()
-        data["changedSinceBuild"] = {
-            "added": stale.added,
-            "modified": stale.modified,
-            "removed": stale.removed,
-            "total": stale.changed,
-        }
-    else:
-        data["changedSinceBuild"] = None
-        data["warning"] = f"{entry.root} is gone"
-    return data
-
-
 @main.command()
 @click.argument("slug", required=False)
 @json_option
@@ -196,11 +148,13 @@ def status(slug: str | None, as_json: bool) -> None:
     """Show what the index of SLUG (or of every repository) holds and how fresh it is."""
     ctx = Context(as_json)
     with errors_reported(ctx):
+        from engine.status import repo_status
+
         slugs = [validate_slug(slug)] if slug else [e.slug for e in ctx.home.list()]
         found: list[dict[str, Any]] = []
         for name in slugs:
             try:
-                found.append(_status(ctx.home, name))
+                found.append(repo_status(ctx.home, name))
             except EngineError as exc:
                 if slug:
                     raise

@@ -20,8 +20,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from engine.chunking import CHUNKER_VERSION, chunk_file
+from engine.chunking import CHUNKER_VERSION
 from engine.errors import IndexCorrupt, IndexIncompatible, UsageError
+from engine.filechunker import FileTask, chunk_files
 from engine.generations import (
     FORMAT_VERSION,
     MANIFEST,
@@ -35,8 +36,6 @@ from engine.generations import (
     writer_lock,
 )
 from engine.home import Home, RepoEntry
-from engine.languages import detect_language
-from engine.reading import SourceText, read_source
 from engine.signal import (
     BuildJob,
     BuildReport,
@@ -275,11 +274,10 @@ class Indexer:
         refused: dict[str, tuple[str, int, int]] = {}
         changes = _Changes()
         kept: set[str] = set()
-        total = len(files)
-        for done, walked in enumerate(files, 1):
-            if done % 100 == 0:
-                self.progress("chunking", done, total)
-            stat = (walked.size_bytes, walked.mtime_ns)
+        tasks: list[FileTask] = []
+        stats: dict[str, tuple[int, int]] = {}
+        for walked in files:
+            stat = stats[walked.path] = (walked.size_bytes, walked.mtime_ns)
             record = known.get(walked.path)
             if record is not None and (record.size_bytes, record.mtime_ns) == stat:
                 kept.add(walked.path)
@@ -290,42 +288,42 @@ class Indexer:
                 refused[walked.path] = before
                 skipped[before[0]] += 1
                 continue
-            source = read_source(walked.abs_path, max_file_bytes=MAX_FILE_BYTES)
-            if not isinstance(source, SourceText):
-                skipped[str(source.reason)] += 1
-                refused[walked.path] = (str(source.reason), *stat)
-                continue
-            if record is not None and record.content_hash == source.content_hash:
-                store.touch_file(walked.path, source.size_bytes, source.mtime_ns)
+            known_hash = record.content_hash if record else ""
+            tasks.append(FileTask(walked.path, str(walked.abs_path), known_hash))
+        total = len(tasks)
+        self.progress("chunking", 0, total)
+        results = chunk_files(tasks, max_file_bytes=MAX_FILE_BYTES)
+        for done, result in enumerate(results, 1):
+            if done % 50 == 0:
+                self.progress("chunking", done, total)
+            path = result.path
+            if result.status == "unchanged":
+                store.touch_file(path, result.size_bytes, result.mtime_ns)
                 changes.records_changed = True
-                kept.add(walked.path)
+                kept.add(path)
                 report.files_unchanged += 1
                 continue
-            language = detect_language(walked.path)
-            if language is None:
-                skipped["unknown-type"] += 1
-                refused[walked.path] = ("unknown-type", *stat)
+            if result.status != "chunked" or result.chunked is None:
+                skipped[result.status] += 1
+                refused[path] = (result.status, *stats[path])
+                if result.error:
+                    report.problems.append(f"{path}: {result.status} ({result.error})")
                 continue
-            try:
-                chunked = chunk_file(walked.path, source.text, language)
-            except Exception as exc:  # a chunker bug on one file must not stop the run
-                report.problems.append(f"{walked.path}: chunking failed ({exc})")
-                refused[walked.path] = ("chunking-failed", *stat)
-                continue
-            if source.had_decode_errors:
-                report.problems.append(f"{walked.path}: undecodable bytes replaced")
-            if record is not None:
-                changes.removed_ids.extend(store.remove_files([walked.path]))
-                changes.removed_paths.append(walked.path)
+            if result.had_decode_errors:
+                report.problems.append(f"{path}: undecodable bytes replaced")
+            if path in known:
+                changes.removed_ids.extend(store.remove_files([path]))
+                changes.removed_paths.append(path)
                 report.files_changed += 1
             else:
                 report.files_added += 1
-            kept.add(walked.path)
-            changes.changed_paths.append(walked.path)
-            file_record = FileRecord(
-                walked.path, source.content_hash, language, source.size_bytes, source.mtime_ns
+            kept.add(path)
+            changes.changed_paths.append(path)
+            record = FileRecord(
+                path, result.content_hash, result.language, result.size_bytes, result.mtime_ns
             )
-            changes.added.extend(store.add_file(file_record, chunked.chunks, chunked.definitions))
+            chunked = result.chunked
+            changes.added.extend(store.add_file(record, chunked.chunks, chunked.definitions))
         if refused != refused_before:
             store.set_unindexed(refused)
             changes.records_changed = True

@@ -49,16 +49,21 @@ def identifiers(text: str) -> list[str]:
 def index_terms(text: str) -> tuple[list[str], list[str]]:
     """Terms to index for a piece of code: (whole identifiers, identifier parts), in order.
 
-    Whole identifiers are lower-cased; parts come from splitting each identifier. A part equal
-    to its whole identifier is still emitted into the parts list so that phrase positions in
-    the parts field follow the text.
+    Whole identifiers are lower-cased; parts are what ``identifier_parts`` gives for each
+    identifier, in text order, so that phrase positions in the parts field follow the text.
     """
-    whole: list[str] = []
-    parts: list[str] = []
-    for ident in identifiers(text):
-        whole.append(ident.lower())
-        parts.extend(identifier_parts(ident))
-    return whole, parts
+    whole, parts = index_text(text)
+    return whole.split(), parts.split()
+
+
+def index_text(text: str) -> tuple[str, str]:
+    """``index_terms`` joined by spaces, computed in two regex passes over the whole text.
+
+    Splitting the text into parts directly gives the same parts, in the same order, as
+    splitting each identifier (separators such as ``_`` match no part), at a fraction of the
+    cost on the indexing hot path.
+    """
+    return " ".join(_IDENT.findall(text)).lower(), " ".join(_PART.findall(text)).lower()
 
 
 def looks_like_identifier(token: str) -> bool:

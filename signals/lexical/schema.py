@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from engine.tokens import identifier_parts, index_terms
+from engine.tokens import identifier_parts, index_text
 from engine.types import Chunk
 
 SCHEMA_VERSION = 1
@@ -47,14 +47,14 @@ def to_document(chunk: Chunk) -> Any:
     body = chunk.text
     if chunk.signature and chunk.signature not in body:
         body = f"{chunk.signature}\n{body}"  # a later window of a long definition
-    whole, parts = index_terms(body)
+    whole, parts = index_text(body)
     name_whole = [n.lower() for n in {chunk.name, chunk.qualified_name} if n]
     name_whole += [p.lower() for p in chunk.qualified_name.split(".") if p]
     doc = tantivy.Document()
     doc.add_text(ID, str(chunk.id))
     doc.add_unsigned(CHUNK_ID, chunk.id)
-    doc.add_text(IDENT, " ".join(whole))
-    doc.add_text(PARTS, " ".join(parts))
+    doc.add_text(IDENT, whole)
+    doc.add_text(PARTS, parts)
     doc.add_text(NAME, " ".join(name_whole))
     doc.add_text(NAME_PARTS, " ".join(identifier_parts(chunk.name)))
     doc.add_text(PATH, " ".join(path_terms(chunk.path)))

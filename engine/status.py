@@ -1,0 +1,55 @@
+"""The status of an indexed repository: contents, signals and staleness, for CLI and agents."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from engine.freshness import staleness
+from engine.home import Home
+from engine.indexer import MAX_FILE_BYTES
+from engine.reader import load_manifest
+from engine.store import STORE_FILE, ChunkStore
+
+
+def repo_status(home: Home, slug: str) -> dict[str, Any]:
+    """What the index of ``slug`` holds and how fresh it is, as a JSON-ready object."""
+    entry = home.get(slug)
+    generation, manifest = load_manifest(entry)
+    data: dict[str, Any] = {
+        "repo": slug,
+        "root": str(entry.root),
+        "generation": generation.name,
+        "builtAt": manifest.get("built_at"),
+        "sourceCommit": manifest.get("source_commit") or None,
+        "files": manifest.get("files"),
+        "chunks": manifest.get("chunks"),
+        "languages": manifest.get("languages", {}),
+        "skipped": manifest.get("skipped", {}),
+        "signals": {
+            name: {
+                "ready": bool(state.get("ready")),
+                "synced": bool(state.get("synced", state.get("ready"))),
+                "message": state.get("message", ""),
+                **{k: v for k, v in state.get("meta", {}).items() if k in ("coverage", "sources")},
+            }
+            for name, state in manifest.get("signals", {}).items()
+        },
+    }
+    if entry.root.is_dir():
+        store = ChunkStore.open_readonly(generation / STORE_FILE)
+        try:
+            stale = staleness(
+                entry.root, store.files(), store.unindexed(), max_file_bytes=MAX_FILE_BYTES
+            )
+        finally:
+            store.close()
+        data["changedSinceBuild"] = {
+            "added": stale.added,
+            "modified": stale.modified,
+            "removed": stale.removed,
+            "total": stale.changed,
+        }
+    else:
+        data["changedSinceBuild"] = None
+        data["warning"] = f"{entry.root} is gone"
+    return data
