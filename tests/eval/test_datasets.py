@@ -62,6 +62,11 @@ def _relevant_problems(where: str, relevant: object) -> list[str]:
         if isinstance(entry, str):
             problems += _path_problems(at, entry)
             continue
+        if isinstance(entry, dict) and set(entry) == {"path", "symbol"}:
+            problems += _path_problems(at, entry["path"])
+            if not isinstance(entry["symbol"], str) or not entry["symbol"]:
+                problems.append(f"{at}: symbol must be a non-empty string")
+            continue
         if not isinstance(entry, dict) or set(entry) != RANGE_KEYS:
             problems.append(f"{at}: must be a path or an object with exactly {sorted(RANGE_KEYS)}")
             continue
