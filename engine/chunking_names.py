@@ -1,0 +1,339 @@
+"""How a definition node is named: the identifier, qualifiers written in the name, the body.
+
+Each grammar spells names differently (``func (r *Router) Handle``, ``void Greeter::reset()``,
+``function M:bye()``, ``const parseBody = () => ...``); the functions here turn one node into
+a ``NameMatch`` or ``None`` when the node has no usable name (an anonymous function, a
+half-parsed declaration). They only look at a node and its children, never walk a subtree
+without a bound, so a pathological file cannot make them slow or recurse. They avoid
+``Node.parent``: tree-sitter finds a parent by walking down from the root (tens of µs in a
+large file), which would dominate the chunker's time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from engine.types import DefinitionKind
+
+if TYPE_CHECKING:
+    from tree_sitter import Node
+
+# Bound on the nodes a name lookup may visit inside a receiver or impl header.
+_SEARCH_BUDGET = 64
+
+
+@dataclass(frozen=True, slots=True)
+class NameMatch:
+    node: Node  # the identifier whose position the definition reports
+    text: str
+    scope: tuple[str, ...] = ()  # qualifiers written in the name: Go receiver, C++ Foo::, Lua M.
+    member: bool = False  # the name itself says "method" (C++ Foo::bar, Lua M:bar)
+    outer: Node | None = None  # the node the definition spans, when wider than the node
+
+
+NameFn = Callable[["Node"], NameMatch | None]
+KindFn = Callable[["Node"], DefinitionKind | None]
+BodyFn = Callable[["Node"], "Node | None"]
+
+
+def node_text(node: Node) -> str:
+    raw = node.text
+    return raw.decode("utf-8", "replace") if raw is not None else ""
+
+
+def identifier(node: Node | None, scope: tuple[str, ...] = ()) -> NameMatch | None:
+    """A name from one identifier node, or None when it is missing or not a single token."""
+    if node is None:
+        return None
+    text = node_text(node)  # empty for a MISSING node the parser invented
+    if not text or "\n" in text or len(text) > 200:
+        return None
+    return NameMatch(node, text, scope)
+
+
+def by_field(node: Node) -> NameMatch | None:
+    name = node.child_by_field_name("name")
+    if name is not None and name.named_child_count:
+        # Swift `extension Foo<T>`, Ruby `class A::B`: the identifier sits one level down.
+        return _innermost_name(name)
+    return identifier(name)
+
+
+def first_child_of(*types: str) -> NameFn:
+    """Grammars without a name field (Kotlin): the first direct child of one of ``types``."""
+
+    def find(node: Node) -> NameMatch | None:
+        for child in node.named_children:
+            if child.type in types:
+                return identifier(child)
+        return None
+
+    return find
+
+
+def keyword_name(keyword: str, name: str) -> NameFn:
+    """Definitions named by a keyword (Swift ``init``), positioned at that keyword."""
+
+    def find(node: Node) -> NameMatch | None:
+        for child in node.children:
+            if child.type == keyword:
+                return NameMatch(child, name)
+        return None
+
+    return find
+
+
+def kotlin_companion(node: Node) -> NameMatch | None:
+    for child in node.named_children:
+        if child.type in ("type_identifier", "simple_identifier"):
+            return identifier(child)
+    for child in node.children:
+        if child.type == "companion":
+            return NameMatch(child, "Companion")
+    return None
+
+
+def _innermost_name(node: Node) -> NameMatch | None:
+    """``A::B`` / ``a.b.c`` / ``Foo<T>``: the last identifier, the rest as scope."""
+    scope: list[str] = []
+    current = node
+    for _ in range(_SEARCH_BUDGET):
+        if current.type in ("scope_resolution", "qualified_identifier", "scoped_identifier"):
+            qualifier = current.child_by_field_name("scope") or current.child_by_field_name("path")
+            if qualifier is not None:
+                scope.append(node_text(qualifier))
+            inner = current.child_by_field_name("name")
+            if inner is None:
+                return None
+            current = inner
+        elif current.named_child_count:
+            current = current.named_children[0]
+        else:
+            return identifier(current, tuple(scope))
+    return None
+
+
+def _first_of_type(node: Node | None, types: frozenset[str]) -> Node | None:
+    """Breadth-first search for a node of ``types`` among at most _SEARCH_BUDGET nodes."""
+    if node is None:
+        return None
+    queue = [node]
+    for _ in range(_SEARCH_BUDGET):
+        if not queue:
+            return None
+        current = queue.pop(0)
+        if current.type in types:
+            return current
+        queue.extend(current.named_children)
+    return None
+
+
+_TYPE_NAMES = frozenset({"type_identifier"})
+
+
+def go_method(node: Node) -> NameMatch | None:
+    name = identifier(node.child_by_field_name("name"))
+    receiver = _first_of_type(node.child_by_field_name("receiver"), _TYPE_NAMES)
+    if name is None:
+        return None
+    scope = (node_text(receiver),) if receiver is not None else ()
+    return NameMatch(name.node, name.text, scope, member=True)
+
+
+def go_type_kind(node: Node) -> DefinitionKind | None:
+    spec = node.child_by_field_name("type")
+    if spec is None:
+        return None
+    if spec.type == "struct_type":
+        return "struct"
+    if spec.type == "interface_type":
+        return "interface"
+    return None
+
+
+def rust_impl(node: Node) -> NameMatch | None:
+    target = node.child_by_field_name("type")
+    if target is not None and target.type == "generic_type":
+        target = target.child_by_field_name("type")
+    if target is not None and target.type == "scoped_type_identifier":
+        target = target.child_by_field_name("name")
+    if target is not None and target.type != "type_identifier":
+        target = _first_of_type(target, _TYPE_NAMES)
+    return identifier(target)
+
+
+_C_NAMES = frozenset({"identifier", "field_identifier", "destructor_name", "operator_name"})
+
+
+def c_function(node: Node) -> NameMatch | None:
+    """Follow the declarator chain: ``char **(*name)(void)`` and ``Foo::bar`` included."""
+    declarator = node.child_by_field_name("declarator")
+    scope: list[str] = []
+    for _ in range(_SEARCH_BUDGET):
+        if declarator is None:
+            return None
+        if declarator.type in _C_NAMES:
+            match = identifier(declarator, tuple(scope))
+            if match is None:
+                return None
+            return NameMatch(match.node, match.text, match.scope, member=bool(scope))
+        if declarator.type == "qualified_identifier":
+            qualifier = declarator.child_by_field_name("scope")
+            if qualifier is not None:
+                qualifier_name = qualifier.child_by_field_name("name") or qualifier
+                scope.append(node_text(qualifier_name))
+            declarator = declarator.child_by_field_name("name")
+        elif declarator.type == "template_function":
+            declarator = declarator.child_by_field_name("name")
+        else:
+            inner = declarator.child_by_field_name("declarator")
+            if inner is None and declarator.named_child_count:
+                inner = declarator.named_children[0]  # parenthesized_declarator has no field
+            declarator = inner
+    return None
+
+
+def c_type(node: Node) -> NameMatch | None:
+    """``struct point {...}``, or the typedef name of ``typedef struct {...} Vec;``."""
+    name = by_field(node)
+    if name is not None:
+        return name
+    # Node.parent walks down from the root; only unnamed types (rare) pay for it.
+    parent = node.parent
+    if parent is not None and parent.type == "type_definition":
+        alias = identifier(parent.child_by_field_name("declarator"))
+        if alias is not None:
+            return NameMatch(alias.node, alias.text, outer=parent)
+    return None
+
+
+def with_body(kind: DefinitionKind) -> KindFn:
+    """A kind that only counts when the node has a body (``struct foo *p`` is a use)."""
+
+    def decide(node: Node) -> DefinitionKind | None:
+        return kind if node.child_by_field_name("body") is not None else None
+
+    return decide
+
+
+def js_variable(node: Node) -> NameMatch | None:
+    """``const parseBody = (...) => ...``: named by the declarator."""
+    name = node.child_by_field_name("name")
+    if name is None or name.type != "identifier":
+        return None  # destructuring patterns name nothing
+    return identifier(name)
+
+
+def js_field(node: Node) -> NameMatch | None:
+    return identifier(node.child_by_field_name("property") or node.child_by_field_name("name"))
+
+
+def js_variable_body(node: Node) -> Node | None:
+    value = node.child_by_field_name("value")
+    return value.child_by_field_name("body") if value is not None else None
+
+
+def lua_function(node: Node) -> NameMatch | None:
+    """``function M.greet()`` / ``function M:bye()`` / ``local function helper()``."""
+    return _lua_name(node.child_by_field_name("name"))
+
+
+def _lua_name(name: Node | None) -> NameMatch | None:
+    if name is None:
+        return None
+    if name.type == "identifier":
+        return identifier(name)
+    if name.type == "dot_index_expression":
+        field = identifier(name.child_by_field_name("field"))
+        table = name.child_by_field_name("table")
+        if field is None or table is None:
+            return None
+        return NameMatch(field.node, field.text, tuple(node_text(table).split(".")))
+    if name.type == "method_index_expression":
+        method = identifier(name.child_by_field_name("method"))
+        table = name.child_by_field_name("table")
+        if method is None or table is None:
+            return None
+        scope = tuple(node_text(table).split("."))
+        return NameMatch(method.node, method.text, scope, member=True)
+    return None
+
+
+def lua_assignment(node: Node) -> NameMatch | None:
+    """``local inc = function(x) ... end``: the query matched a one-to-one assignment."""
+    targets = node.named_children[0] if node.named_child_count else None
+    if targets is None or targets.type != "variable_list" or not targets.named_child_count:
+        return None
+    return _lua_name(targets.named_children[0])
+
+
+def lua_field(node: Node) -> NameMatch | None:
+    """``{ greet = function() ... end }``."""
+    return identifier(node.child_by_field_name("name"))
+
+
+def lua_value_body(node: Node) -> Node | None:
+    """The body of the function assigned by an assignment or a table field."""
+    value = node.child_by_field_name("value")
+    if value is None and node.named_child_count:
+        values = node.named_children[-1]  # assignment: variable_list, expression_list
+        value = values.named_children[0] if values.named_child_count else None
+    return value.child_by_field_name("body") if value is not None else None
+
+
+def ruby_singleton(node: Node) -> NameMatch | None:
+    """``def self.build`` belongs to the enclosing class; ``def Foo.build`` to Foo."""
+    name = identifier(node.child_by_field_name("name"))
+    target = node.child_by_field_name("object")
+    if name is None:
+        return None
+    if target is not None and target.type != "self":
+        return NameMatch(name.node, name.text, (node_text(target),), member=True)
+    return NameMatch(name.node, name.text, member=True)
+
+
+def kotlin_class_kind(node: Node) -> DefinitionKind | None:
+    for child in node.children:
+        if child.type == "interface":
+            return "interface"
+        if child.type == "enum":
+            return "enum"
+    return "class"
+
+
+def swift_class_kind(node: Node) -> DefinitionKind | None:
+    keyword = node.child_by_field_name("declaration_kind")
+    word = keyword.type if keyword is not None else "class"
+    kinds: dict[str, DefinitionKind] = {"struct": "struct", "enum": "enum", "extension": "impl"}
+    return kinds.get(word, "class")
+
+
+def body_field(node: Node) -> Node | None:
+    return node.child_by_field_name("body")
+
+
+def body_child(*types: str) -> BodyFn:
+    """Grammars whose body has no field name (Kotlin): the last child of one of ``types``."""
+
+    def find(node: Node) -> Node | None:
+        for child in reversed(node.named_children):
+            if child.type in types:
+                return child
+        return None
+
+    return find
+
+
+def go_type_body(node: Node) -> Node | None:
+    """The field list of a struct; the ``{`` of an interface (its elements have no list)."""
+    spec = node.child_by_field_name("type")
+    if spec is None:
+        return None
+    if spec.type == "struct_type":
+        return spec.named_children[0] if spec.named_child_count else spec
+    for child in spec.children:
+        if child.type == "{":
+            return child
+    return spec
