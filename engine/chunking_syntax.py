@@ -294,10 +294,13 @@ def _signature(header: Node, body: Node | None, node: Node, data: bytes) -> str:
         break
     end = body.start_byte if body is not None and body.start_byte > start else node.end_byte
     text = data[start:end].decode("utf-8", "replace").strip()
-    lines = text.split("\n")
-    if len(lines) > MAX_SIGNATURE_LINES:
-        text = "\n".join(lines[:MAX_SIGNATURE_LINES])
-    return text[:MAX_SIGNATURE_CHARS].rstrip()
+    if "\n" not in text:
+        return text[:MAX_SIGNATURE_CHARS]
+    lines = text.split("\n")[:MAX_SIGNATURE_LINES]
+    # Ruby's body starts with the comments above its first statement: not header lines.
+    while len(lines) > 1 and _COMMENT_LINE.match(lines[-1]):
+        lines.pop()
+    return "\n".join(lines)[:MAX_SIGNATURE_CHARS].rstrip()
 
 
 def _after_annotations(modifiers: Node) -> int:
@@ -306,6 +309,8 @@ def _after_annotations(modifiers: Node) -> int:
             return int(child.start_byte)
     return int(modifiers.end_byte)
 
+
+_COMMENT_LINE = re.compile(r"\s*(?:#|//|/\*|\*|--)")
 
 _STRING_PREFIX = re.compile(r"^[rRuUbBfF]{0,2}('''|\"\"\"|'|\")")
 
