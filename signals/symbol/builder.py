@@ -16,8 +16,8 @@ from pathlib import Path
 from engine.signal import BuildJob, BuildReport, IndexOptions
 from engine.types import SYMBOL
 from signals.symbol.records import ChunkSpans, assign_owners, collect
-from signals.symbol.sources import TREE_SITTER, gather
-from signals.symbol.table import TABLE_FILE, TABLE_VERSION, write_table
+from signals.symbol.sources import gather
+from signals.symbol.table import TABLE_FILE, TABLE_VERSION, TREE_SITTER, write_table
 from signals.symbol.tree_sitter import tree_sitter_index
 
 

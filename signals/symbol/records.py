@@ -16,41 +16,18 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections import Counter, defaultdict
 from collections.abc import Collection, Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from engine.types import Chunk
 from scip.reader import ScipDefinition
 from signals.symbol.names import engine_readable_name
-from signals.symbol.sources import TREE_SITTER, SourceIndex
+from signals.symbol.sources import SourceIndex
+from signals.symbol.table import TREE_SITTER, ReferenceRecord, SymbolRecord
 
 # Real indexers define every module (scip-python ``toy/__init__:``) and every file
 # (scip-typescript ``src/`shapes.ts`/``) as a symbol; they name files, not code, so they are
 # left out. The engine's own module definitions have the kind "module" and stay.
 SKIPPED_KINDS = frozenset({"meta", "namespace"})
-
-
-@dataclass(frozen=True, slots=True)
-class SymbolRecord:
-    symbol: str  # the SCIP symbol string
-    readable: str  # e.g. "toy.greeter.Greeter.greet" (see names.py for the engine's rule)
-    name: str  # the definition's own name, e.g. "greet"
-    kind: str  # "function", "method", "class", ... or a SCIP descriptor kind ("type", "term")
-    path: str  # repository-relative, '/' separated
-    start_line: int  # 1-based inclusive: the whole definition when the index knows it
-    end_line: int  # 1-based inclusive
-    name_line: int  # 1-based line of the name
-    chunk_id: int | None  # the smallest stored chunk containing name_line; None: no chunk
-    references: int  # references to this symbol in the indexes (0 when an index has none)
-    source: str  # the source that owns the file: "scip-python", "tree-sitter", ...
-
-
-@dataclass(frozen=True, slots=True)
-class ReferenceRecord:
-    symbol: str
-    path: str
-    line: int  # 1-based
-    chunk_id: int | None
 
 
 class ChunkSpans:

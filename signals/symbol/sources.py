@@ -39,7 +39,6 @@ from scip.reader import ScipIndex, read_index
 
 USER_FILE = "user-file"
 REPO_INDEX = "repo-index"
-TREE_SITTER = "tree-sitter"
 REPO_INDEX_FILE = "index.scip"
 
 # Files whose change can change what an indexer writes, beyond its own source extensions:

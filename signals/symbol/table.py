@@ -15,19 +15,45 @@ import threading
 from array import array
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
 from engine.errors import IndexCorrupt, IndexIncompatible
 from signals.symbol.names import context_parts, name_parts, qualified_key
-from signals.symbol.records import ReferenceRecord, SymbolRecord
 from signals.symbol.scoring import idf, prior
 
 TABLE_FILE = "symbols.sqlite"
 TABLE_VERSION = 1
 NAME_FIELD = "n"  # postings of the definitions' own name parts
 CONTEXT_FIELD = "c"  # postings of their context parts (enclosing names, path)
+
+TREE_SITTER = "tree-sitter"  # the ``source`` of rows from the engine's own index
+
+
+@dataclass(frozen=True, slots=True)
+class SymbolRecord:
+    symbol: str  # the SCIP symbol string
+    readable: str  # e.g. "toy.greeter.Greeter.greet" (see names.py for the engine's rule)
+    name: str  # the definition's own name, e.g. "greet"
+    kind: str  # "function", "method", "class", ... or a SCIP descriptor kind ("type", "term")
+    path: str  # repository-relative, '/' separated
+    start_line: int  # 1-based inclusive: the whole definition when the index knows it
+    end_line: int  # 1-based inclusive
+    name_line: int  # 1-based line of the name
+    chunk_id: int | None  # the smallest stored chunk containing name_line; None: no chunk
+    references: int  # references to this symbol in the indexes (0 when an index has none)
+    source: str  # the source that owns the file: "scip-python", "tree-sitter", ...
+
+
+@dataclass(frozen=True, slots=True)
+class ReferenceRecord:
+    symbol: str
+    path: str
+    line: int  # 1-based
+    chunk_id: int | None
+
 
 _SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);

@@ -20,9 +20,8 @@ from engine.signal import BuildJob
 from scip.errors import ScipError
 from scip.reader import ScipIndex, read_index
 from signals.symbol.emitter import INDEX_FILE, emit_index, merge_index
-from signals.symbol.records import SymbolRecord
-from signals.symbol.sources import TREE_SITTER, SourceIndex
-from signals.symbol.table import TABLE_FILE, TABLE_VERSION, SymbolTable
+from signals.symbol.sources import SourceIndex
+from signals.symbol.table import TABLE_FILE, TABLE_VERSION, TREE_SITTER, SymbolRecord, SymbolTable
 
 _FRESH_FILE = "index.fresh.scip"  # this update's documents, merged into index.scip
 
