@@ -1,6 +1,9 @@
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
+
+import pytest
 
 from engine.signal import IndexOptions
 from engine.types import Query
@@ -214,3 +217,50 @@ def test_fixture_root_is_untouched(tmp_path: Path) -> None:
     options = IndexOptions(home=tmp_path, scip_file=PYTHON_INDEX)
     build(tmp_path / "g1", PYTHON_FIXTURE, python_chunks(), PYTHON_DEFINITIONS, options)
     assert sorted(p.name for p in PYTHON_FIXTURE.iterdir()) == before
+
+
+TOOLS_BIN = Path(__file__).parents[3] / ".tools" / "node_modules" / ".bin"
+
+
+def needs(indexer: str) -> pytest.MarkDecorator:
+    return pytest.mark.skipif(
+        not (TOOLS_BIN / indexer).exists(), reason=f"{indexer} is not installed in .tools"
+    )
+
+
+@pytest.mark.slow
+@needs("scip-python")
+def test_real_scip_python_through_the_builder(tmp_path: Path) -> None:
+    root = copy_python_toy(tmp_path)
+    options = IndexOptions(tmp_path, scip_indexer="auto", scip_timeout_s=300)
+    report = build(
+        tmp_path / "g1", root, python_chunks(root), PYTHON_DEFINITIONS, options, bin_dir=TOOLS_BIN
+    )
+    assert report.problems == []
+    assert report.meta["sources"] == {"scip-python": 3, "tree-sitter": 0}
+    assert report.meta["references"] > 0
+    signal = SymbolSignal.open(tmp_path / "g1")
+    try:
+        hits = signal.search(Query("Greeter.default"), 1)
+    finally:
+        signal.close()
+    assert (hits[0].chunk_id, hits[0].symbol) == (7, "toy.greeter.Greeter.default")
+
+
+@pytest.mark.slow
+@needs("scip-typescript")
+def test_real_scip_typescript_through_the_builder(tmp_path: Path) -> None:
+    root = tmp_path / "ts"
+    shutil.copytree(TYPESCRIPT_FIXTURE, root)
+    (root / "index.scip").unlink()
+    chunks = [chunk(1, root, "src/shapes.ts", 15, 17, "function", "totalArea")]
+    options = IndexOptions(tmp_path, scip_indexer="auto", scip_timeout_s=300)
+    report = build(tmp_path / "g1", root, chunks, [], options, bin_dir=TOOLS_BIN)
+    assert report.problems == []
+    assert report.meta["sources"]["scip-typescript"] == 2
+    signal = SymbolSignal.open(tmp_path / "g1")
+    try:
+        hits = signal.search(Query("totalArea"), 1)
+    finally:
+        signal.close()
+    assert (hits[0].chunk_id, hits[0].symbol) == (1, "src/shapes.ts.totalArea")
