@@ -1,0 +1,219 @@
+"""``engine serve``: the MCP server that gives coding agents the search tools over stdio.
+
+The SDK's ``MCPServer`` turns the typed tool functions of ``cli.serve_tools`` into schemas
+and validates arguments; its low-level ``Server`` speaks the protocol (initialize and version
+negotiation, tools/list, tools/call, ping, notifications). The low-level server is run
+directly, over ``cli.serve_transport``, so that malformed input gets a JSON-RPC error.
+
+Tools run on worker threads (searches are blocking calls that release the GIL in the
+backends), so calls in flight are served concurrently. Only protocol messages reach stdout;
+logs go to stderr. The server ends, with exit code 0, when its stdin closes.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import logging
+import os
+import signal
+import sys
+from collections.abc import Awaitable, Callable, Sequence
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.to_thread
+import orjson
+from mcp.server.lowlevel import Server
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.shared.exceptions import MCPError
+from mcp.types import CallToolResult, ListToolsResult, TextContent, ToolAnnotations
+from pydantic import ValidationError
+
+from cli.serve_indexes import IndexCache
+from cli.serve_reindex import ReindexJobs
+from cli.serve_tools import TOOLS, ToolContext, ToolSpec, repo_names
+from cli.serve_transport import StdioWire, checked_stdio, claim_stdio
+from engine.errors import EngineError, RepoNotFound, UsageError
+from engine.home import Home, engine_home
+
+log = logging.getLogger("cli.serve")
+
+MAX_CONCURRENT_CALLS = 8  # tool calls on worker threads at once; more wait their turn
+
+INSTRUCTIONS = """\
+Code search over locally indexed repositories. Start with listRepos to see what is indexed, \
+then semanticSearch to find the code that answers a question (it returns file paths, exact \
+1-based line ranges and the code itself). After editing files, call reindex so later searches \
+see the changes."""
+
+
+def error_result(message: str) -> CallToolResult:
+    return json_result({"error": message})
+
+
+def json_result(data: dict[str, Any]) -> CallToolResult:
+    text = orjson.dumps(data).decode()
+    return CallToolResult(content=[TextContent(type="text", text=text)], is_error="error" in data)
+
+
+def _unknown_repo_message(exc: EngineError, context: ToolContext) -> str:
+    names = repo_names(context.home)
+    known = f"indexed repositories: {', '.join(names)}" if names else "no repository is indexed yet"
+    return f"{exc}; {known}"
+
+
+def run_tool(spec: ToolSpec, context: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
+    """Run one tool to a JSON object: a failure becomes ``{"error": ...}``, never an exception."""
+    try:
+        return spec.run(context, **arguments)
+    except (RepoNotFound, UsageError) as exc:
+        if isinstance(exc, RepoNotFound) or "repository name" in str(exc):
+            return {"error": _unknown_repo_message(exc, context)}
+        return {"error": str(exc)}
+    except EngineError as exc:
+        return {"error": str(exc)}
+    except Exception as exc:  # a bug: the agent gets a message, the log gets the traceback
+        log.exception("tool %s failed", spec.name)
+        return {
+            "error": f"internal error in {spec.name} ({type(exc).__name__}: {exc}) — the "
+            "server's log (stderr) has the traceback"
+        }
+
+
+def _thread_tool(
+    spec: ToolSpec, context: ToolContext, limiter: anyio.CapacityLimiter
+) -> Callable[..., Awaitable[CallToolResult]]:
+    """An async function with the tool's own signature that runs it on a worker thread."""
+
+    async def call(**arguments: Any) -> CallToolResult:
+        data = await anyio.to_thread.run_sync(
+            functools.partial(run_tool, spec, context, arguments),
+            limiter=limiter,
+            abandon_on_cancel=True,  # a cancelled call must not hold up shutdown
+        )
+        return json_result(data)
+
+    signature = inspect.signature(spec.run, eval_str=True)
+    parameters = list(signature.parameters.values())[1:]  # the first one is the context
+    call.__name__ = spec.name
+    call.__doc__ = spec.description
+    # The SDK reads the argument schema from this signature.
+    setattr(  # noqa: B010 (mypy does not know function attributes)
+        call,
+        "__signature__",
+        signature.replace(parameters=parameters, return_annotation=CallToolResult),
+    )
+    return call
+
+
+def _validation_message(name: str, error: ValidationError) -> str:
+    problems = "; ".join(
+        f"{'.'.join(str(p) for p in item['loc']) or 'arguments'}: {item['msg']}"
+        for item in error.errors(include_url=False)
+    )
+    return f"invalid arguments for {name}: {problems}"
+
+
+def build_server(context: ToolContext, tools: Sequence[ToolSpec] = TOOLS) -> Server[Any]:
+    """The MCP server answering ``tools`` with ``context``; run it with ``serve_streams``."""
+    registry: MCPServer[Any] = MCPServer("engine")
+    limiter = anyio.CapacityLimiter(MAX_CONCURRENT_CALLS)
+    for spec in tools:
+        registry.add_tool(
+            _thread_tool(spec, context, limiter),
+            name=spec.name,
+            description=spec.description,
+            annotations=ToolAnnotations(
+                read_only_hint=spec.read_only,
+                destructive_hint=False,
+                idempotent_hint=True,
+                open_world_hint=False,
+            ),
+            structured_output=False,
+        )
+    names = ", ".join(spec.name for spec in tools)
+    listed: list[ListToolsResult] = []
+
+    async def list_tools(ctx: Any, params: Any) -> ListToolsResult:
+        if not listed:
+            listed.append(ListToolsResult(tools=await registry.list_tools()))
+        return listed[0]
+
+    async def call_tool(ctx: Any, params: Any) -> CallToolResult:
+        name: str = params.name
+        if name not in {spec.name for spec in tools}:
+            return error_result(f"unknown tool {name!r} — the tools are: {names}")
+        try:
+            result = await registry.call_tool(name, params.arguments or {})
+        except MCPError:
+            raise
+        except ToolError as exc:
+            if isinstance(exc.__cause__, ValidationError):
+                return error_result(_validation_message(name, exc.__cause__))
+            return error_result(str(exc))
+        except Exception as exc:
+            log.exception("tool %s failed", name)
+            return error_result(f"internal error in {name} ({type(exc).__name__})")
+        if not isinstance(result, CallToolResult):  # only an input-required flow returns else
+            return error_result(f"{name} returned an unexpected {type(result).__name__}")
+        return result
+
+    return Server(
+        "engine",
+        version=_version(),
+        instructions=INSTRUCTIONS,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
+
+
+def _version() -> str:
+    try:
+        return version("engine")
+    except PackageNotFoundError:
+        return "0"
+
+
+async def serve_stdio(server: Server[Any], wire: StdioWire) -> None:
+    async with checked_stdio(wire) as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+def _configure_logging() -> None:
+    level = os.environ.get("ENGINE_LOG_LEVEL", "INFO").upper()
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    root.addHandler(handler)
+    root.setLevel(logging.WARNING)  # the SDK and libraries: warnings only
+    logging.getLogger("cli").setLevel(level)
+
+
+def serve(home_root: Path | None = None) -> None:
+    """Serve the tools over stdin/stdout until stdin closes."""
+    wire = claim_stdio()  # before anything that might print is imported
+    _configure_logging()
+    # SIGTERM (a client giving up on a slow exit) shuts down like Ctrl-C: children stopped.
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    from signals.registry import plugins
+
+    home = Home(home_root or engine_home())
+    context = ToolContext(home, IndexCache(home, plugins()), ReindexJobs(home.root))
+    server = build_server(context)
+    log.info("engine serve: index home %s, tools %s", home.root, ", ".join(s.name for s in TOOLS))
+    try:
+        anyio.run(serve_stdio, server, wire)
+    except KeyboardInterrupt:
+        log.info("interrupted")
+    finally:
+        context.jobs.close()
+        context.indexes.close()
+    log.info("engine serve: stdin closed, exiting")
+
+
+def main() -> None:
+    serve()

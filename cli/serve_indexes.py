@@ -1,0 +1,154 @@
+"""Warm indexes for the agent server: one open generation per repository, swapped on publish.
+
+Opening an index (and, once the vector signal is registered, loading its model) costs far
+more than a search, so the server keeps each repository's ``OpenIndex`` between calls. Every
+call reads the repository's ``CURRENT`` pointer (one small file) and, when a reindex has
+published a newer generation, opens it and retires the old one. A retired index is closed
+when the last call still using it finishes, so a swap never pulls files out from under a
+search in flight.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from engine.errors import RepoNotFound
+from engine.generations import current_generation
+from engine.home import Home
+from engine.reader import OpenIndex, open_index
+from engine.signal import OpenOptions, SignalPlugin
+
+log = logging.getLogger(__name__)
+
+Opener = Callable[[str], OpenIndex]
+
+WARM_UP_QUERY = "main"  # any text: the first search creates pools and touches every file
+
+
+@dataclass(eq=False)
+class _Slot:
+    opened: OpenIndex
+    users: int = 0  # calls currently searching this generation
+    retired: bool = False  # a newer generation replaced it; close once users reaches 0
+
+
+class IndexCache:
+    """Thread-safe cache of open indexes, keyed by repository slug."""
+
+    def __init__(
+        self,
+        home: Home,
+        plugins: Mapping[str, SignalPlugin],
+        *,
+        opener: Opener | None = None,
+    ) -> None:
+        self.home = home
+        self._plugins = plugins
+        self._opener = opener or self._open
+        self._lock = threading.Lock()  # guards _slots and every slot's counters
+        self._opening: dict[str, threading.Lock] = {}  # one opener per repository at a time
+        self._slots: dict[str, _Slot] = {}
+        self._closed = False
+
+    def _open(self, slug: str) -> OpenIndex:
+        opened = open_index(self.home, slug, self._plugins, OpenOptions(home=self.home.root))
+        try:
+            # One search while no other call can see this index: loads models and creates
+            # the searcher's thread pool before concurrent calls race to do it.
+            opened.searcher.search(WARM_UP_QUERY, limit=1)
+        except Exception:
+            log.warning("warm-up search of %s failed", slug, exc_info=True)
+        return opened
+
+    @contextmanager
+    def use(self, slug: str) -> Iterator[OpenIndex]:
+        """The repository's published generation, open, for the duration of one call."""
+        try:
+            entry = self.home.get(slug)
+        except RepoNotFound:
+            self._retire(slug)  # removed while the server ran
+            raise
+        slot = self._acquire(slug, current_generation(entry.directory))
+        try:
+            yield slot.opened
+        finally:
+            self._release(slot)
+
+    def generation(self, slug: str) -> Path | None:
+        """The generation the cache holds open for ``slug`` (None when not loaded)."""
+        with self._lock:
+            slot = self._slots.get(slug)
+            return slot.opened.generation if slot else None
+
+    def _take(self, slug: str, generation: Path | None) -> _Slot | None:
+        """The cached slot when it is the published generation, with one more user."""
+        with self._lock:
+            slot = self._slots.get(slug)
+            if slot is None or generation is None or slot.opened.generation != generation:
+                return None
+            slot.users += 1
+            return slot
+
+    def _acquire(self, slug: str, generation: Path | None) -> _Slot:
+        slot = self._take(slug, generation)
+        if slot is not None:
+            return slot
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("the index cache is closed")
+            opening = self._opening.setdefault(slug, threading.Lock())
+        with opening:
+            # Another call may have opened it while this one waited.
+            slot = self._take(slug, generation)
+            if slot is not None:
+                return slot
+            opened = self._opener(slug)
+            slot = _Slot(opened, users=1)
+            with self._lock:
+                old = self._slots.get(slug)
+                self._slots[slug] = slot
+            if old is not None:
+                log.info(
+                    "%s: serving %s (was %s)",
+                    slug,
+                    opened.generation.name,
+                    old.opened.generation.name,
+                )
+                self._retire_slot(old)
+            else:
+                log.info("%s: opened %s", slug, opened.generation.name)
+            return slot
+
+    def _release(self, slot: _Slot) -> None:
+        with self._lock:
+            slot.users -= 1
+            close = slot.retired and slot.users == 0
+        if close:
+            slot.opened.close()
+
+    def _retire_slot(self, slot: _Slot) -> None:
+        with self._lock:
+            slot.retired = True
+            close = slot.users == 0
+        if close:
+            slot.opened.close()
+
+    def _retire(self, slug: str) -> None:
+        with self._lock:
+            slot = self._slots.pop(slug, None)
+        if slot is not None:
+            self._retire_slot(slot)
+
+    def close(self) -> None:
+        """Retire every index; each closes now or when its last call finishes."""
+        with self._lock:
+            self._closed = True
+            slots = list(self._slots.values())
+            self._slots.clear()
+        for slot in slots:
+            self._retire_slot(slot)

@@ -1,0 +1,262 @@
+"""Reindex jobs for the agent server: one child process per repository, watched by a thread.
+
+The update runs in a child process rather than a thread so that chunking and embedding never
+hold the server's GIL (searches stay fast) and the indexer's memory goes back to the system
+when it is done (the server's stays flat). The server keeps answering from the published
+generation meanwhile and switches when the child publishes a new one.
+
+The child watches its stdin, a pipe only the server holds: when the server exits, dies or
+shuts the job down, the pipe closes and the child interrupts itself, so the indexer removes
+its unpublished generation and no orphan keeps running.
+
+Run as ``python -m cli.serve_reindex SLUG``: prints one JSON object on stdout, the summary
+of the update or ``{"error": ...}``.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+import orjson
+
+log = logging.getLogger(__name__)
+
+MAX_PROBLEMS = 20  # per-file problems listed in a summary; the count is always complete
+STOP_GRACE_S = 1.5  # how long a child gets to clean up before it is killed
+
+
+def report_json(report: Any) -> dict[str, Any]:
+    """The summary of an ``IndexReport`` that an agent reads (camelCase, like the others)."""
+    return {
+        "repo": report.repo,
+        "status": "done",
+        "generation": report.generation,
+        "upToDate": report.up_to_date,
+        "fullRebuild": report.full_rebuild,
+        "files": report.files_indexed,
+        "filesAdded": report.files_added,
+        "filesChanged": report.files_changed,
+        "filesRemoved": report.files_removed,
+        "chunks": report.chunks,
+        "chunksAdded": report.chunks_added,
+        "chunksRemoved": report.chunks_removed,
+        "signals": {
+            name: {"ready": bool(state.get("ready")), "message": state.get("message", "")}
+            for name, state in report.signals.items()
+        },
+        "problems": report.problems[:MAX_PROBLEMS],
+        "problemCount": len(report.problems),
+    }
+
+
+@dataclass(eq=False)
+class Job:
+    slug: str
+    process: subprocess.Popen[bytes]
+    started: float = field(default_factory=time.monotonic)
+    done: threading.Event = field(default_factory=threading.Event)
+    outcome: dict[str, Any] = field(default_factory=dict)  # set before ``done``
+    finished: float = 0.0
+
+    def age_s(self) -> float:
+        return round(time.monotonic() - self.started, 1)
+
+
+def _child_command(slug: str) -> list[str]:
+    return [sys.executable, "-m", "cli.serve_reindex", slug]
+
+
+def _child_env(home: Path) -> dict[str, str]:
+    # The project root on the path, so the child imports this same code even when the
+    # server was started from a checkout that is not installed.
+    root = str(Path(__file__).resolve().parent.parent)
+    paths = [root, *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
+    return {**os.environ, "ENGINE_HOME": str(home), "PYTHONPATH": os.pathsep.join(paths)}
+
+
+class ReindexJobs:
+    """At most one reindex child per repository; the outcome of the last one is kept."""
+
+    def __init__(self, home: Path, *, command: Sequence[str] | None = None) -> None:
+        self.home = home
+        self._command = list(command) if command else None  # replaced by tests only
+        self._lock = threading.Lock()
+        self._running: dict[str, Job] = {}
+        self._last: dict[str, Job] = {}
+        self._closed = False
+
+    def run(self, slug: str, *, wait_s: float) -> dict[str, Any]:
+        """Start reindexing ``slug`` and wait up to ``wait_s`` seconds for the summary."""
+        with self._lock:
+            if self._closed:
+                return {"error": "the server is shutting down — no new reindex was started"}
+            job = self._running.get(slug)
+            if job is not None:
+                return {
+                    "repo": slug,
+                    "status": "running",
+                    "message": (
+                        f"{slug} is already being reindexed (started {job.age_s():.0f} s ago); "
+                        "searches keep using the previous index until the new one is "
+                        f"published — call indexStatus('{slug}') to see when it is done"
+                    ),
+                }
+            job = self._start(slug)
+        if not job.done.wait(wait_s):
+            return {
+                "repo": slug,
+                "status": "running",
+                "message": (
+                    f"still reindexing {slug} after {wait_s:.0f} s; searches keep using the "
+                    "previous index until the new one is published — call "
+                    f"indexStatus('{slug}') later to see when it is done"
+                ),
+            }
+        return job.outcome
+
+    def state(self, slug: str) -> dict[str, Any] | None:
+        """The running job, or the outcome of the last one, for ``indexStatus``."""
+        with self._lock:
+            running = self._running.get(slug)
+            if running is not None:
+                return {"status": "running", "startedSecondsAgo": running.age_s()}
+            last = self._last.get(slug)
+        if last is None:
+            return None
+        ago = round(time.monotonic() - last.finished, 1)
+        if "error" in last.outcome:
+            return {"status": "failed", "error": last.outcome["error"], "finishedSecondsAgo": ago}
+        return {
+            "status": "done",
+            "generation": last.outcome.get("generation"),
+            "seconds": last.outcome.get("seconds"),
+            "finishedSecondsAgo": ago,
+        }
+
+    def _start(self, slug: str) -> Job:
+        """Spawn the child (caller holds the lock)."""
+        process = subprocess.Popen(
+            self._command or _child_command(slug),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=None,  # the child's warnings join the server's log
+            env=_child_env(self.home),
+        )
+        job = Job(slug, process)
+        self._running[slug] = job
+        log.info("reindex of %s started (pid %d)", slug, process.pid)
+        threading.Thread(
+            target=self._watch, args=(job,), name=f"reindex-{slug}", daemon=True
+        ).start()
+        return job
+
+    def _watch(self, job: Job) -> None:
+        stdout: IO[bytes] | None = job.process.stdout
+        output = b""
+        if stdout is not None:
+            with stdout:
+                output = stdout.read()
+        code = job.process.wait()
+        if job.process.stdin is not None:
+            job.process.stdin.close()
+        try:
+            outcome = orjson.loads(output)
+            if not isinstance(outcome, dict):
+                raise TypeError(type(outcome).__name__)
+        except (orjson.JSONDecodeError, TypeError):
+            outcome = {
+                "error": f"the reindex of {job.slug} failed (exit code {code}) — the server's "
+                "log (stderr) has the details; the previous index is still served"
+            }
+        if "error" not in outcome:
+            outcome["seconds"] = round(time.monotonic() - job.started, 2)
+        log.info("reindex of %s finished: %s", job.slug, outcome.get("error", "done"))
+        with self._lock:
+            job.outcome, job.finished = outcome, time.monotonic()
+            self._running.pop(job.slug, None)
+            self._last[job.slug] = job
+        job.done.set()
+
+    def close(self, grace_s: float = STOP_GRACE_S) -> None:
+        """Stop every running child: close its stdin, wait ``grace_s``, then kill it."""
+        with self._lock:
+            self._closed = True
+            jobs = list(self._running.values())
+        for job in jobs:
+            log.info("stopping the reindex of %s (pid %d)", job.slug, job.process.pid)
+            if job.process.stdin is not None:
+                job.process.stdin.close()  # the child interrupts itself at EOF
+        deadline = time.monotonic() + grace_s
+        for job in jobs:
+            try:
+                job.process.wait(max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                job.process.kill()
+                job.process.wait()
+
+
+# --- the child ---------------------------------------------------------------------------
+
+
+def _interrupt_when_parent_goes(fd: int) -> None:
+    # os.read, not sys.stdin: a daemon thread blocked inside a buffered reader makes the
+    # interpreter abort at exit ("could not acquire lock for <stdin>").
+    while os.read(fd, 4096):
+        pass  # EOF: the server closed the pipe or died
+    os.kill(os.getpid(), signal.SIGINT)
+
+
+def child_main(argv: Sequence[str] | None = None) -> None:
+    """Reindex one repository and print its summary as one JSON object."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    # Whatever an imported library prints must not corrupt the one line the server reads:
+    # keep the real stdout for the summary and point fd 1 at stderr.
+    out = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    code = 1
+    try:
+        threading.Thread(target=_interrupt_when_parent_goes, args=(0,), daemon=True).start()
+        result = _reindex(args)
+        code = 0 if "error" not in result else 1
+    except KeyboardInterrupt:
+        result = {"error": "the reindex was interrupted — the previous index is intact"}
+    out.write(orjson.dumps(result))
+    out.close()
+    sys.exit(code)
+
+
+def _reindex(args: Sequence[str]) -> dict[str, Any]:
+    from engine.errors import EngineError, IndexBusy
+    from engine.home import Home, engine_home, validate_slug
+    from engine.indexer import Indexer
+    from engine.signal import IndexOptions
+    from signals.registry import plugins
+
+    if len(args) != 1:
+        return {"error": "usage: python -m cli.serve_reindex SLUG"}
+    home = Home(engine_home())
+    try:
+        slug = validate_slug(args[0])
+        report = Indexer(home, plugins(), IndexOptions(home=home.root)).reindex(slug)
+    except IndexBusy:
+        return {
+            "error": f"{args[0]} is being indexed by another process; searches use the "
+            "previous index meanwhile — call reindex again once it is done"
+        }
+    except EngineError as exc:
+        return {"error": str(exc)}
+    return report_json(report)
+
+
+if __name__ == "__main__":
+    child_main()

@@ -1,0 +1,206 @@
+"""The agent tools: what each does, its typed arguments, and the registry the server serves.
+
+A tool is a plain function ``run(context, **arguments) -> dict`` that returns a JSON object
+and may raise ``EngineError``; the server runs it on a worker thread and turns any failure
+into ``{"error": ...}``. Its signature (after ``context``) becomes the tool's input schema, so
+argument names, types, defaults and ``Field`` descriptions are what the model reads.
+
+To add a tool (``findSymbol``, ``findReferences``): write its function and a ``ToolSpec``
+below, and append the spec to ``TOOLS``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+from pydantic import Field
+
+from cli.output import response_json
+from cli.serve_indexes import IndexCache
+from cli.serve_reindex import ReindexJobs
+from engine.errors import EngineError
+from engine.home import Home, validate_slug
+from engine.reader import load_manifest
+from engine.status import repo_status
+from engine.types import Filters
+
+REINDEX_WAIT_S = 50.0  # under the 60 s many clients allow a call; longer runs report "running"
+MAX_LIMIT = 100
+
+
+@dataclass(frozen=True)
+class ToolContext:
+    """What every tool may use: the index home, the warm indexes, the reindex jobs."""
+
+    home: Home
+    indexes: IndexCache
+    jobs: ReindexJobs
+    reindex_wait_s: float = REINDEX_WAIT_S
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    name: str
+    description: str  # written for the model: what it is for, when to use it, what comes back
+    run: Callable[..., dict[str, Any]]  # run(context, **arguments)
+    read_only: bool = True
+
+
+def repo_names(home: Home) -> list[str]:
+    return [entry.slug for entry in home.list()]
+
+
+def _strings(value: str | list[str] | None) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    items = [value] if isinstance(value, str) else value
+    return tuple(item.strip() for item in items if item.strip())
+
+
+# --- semanticSearch ------------------------------------------------------------------------
+
+Repo = Annotated[
+    str, Field(description="Repository name (slug) as listed by listRepos, e.g. 'my-app'.")
+]
+
+SEMANTIC_SEARCH = """\
+Search an indexed repository and get back the code that answers a question: file path, \
+exact line range, enclosing symbol and the source text, best match first.
+
+Prefer this over grep/find when you do not know the exact names to look for: \
+natural-language or conceptual questions ("where are failed requests retried?", "how is \
+the config file parsed?"), behaviour described in words, an error message or log line, a \
+half-remembered identifier, or when you want the few most relevant places ranked instead of \
+every textual match. It fuses several signals (BM25 over identifiers and code, semantic \
+embeddings, symbol definitions), so exact identifiers work too. Use grep when you need every \
+literal occurrence of a known string.
+
+Returns {"query", "results": [...], "total", "warning"?}. Each result has: repo; filePath \
+(relative to the repository root, '/'-separated); startLine and endLine (1-based, inclusive \
+line numbers in that file, so you can read or edit exactly that range); symbolName (the \
+enclosing definition, e.g. "Parser.parse", or "" for module-level code); content (exactly \
+those lines); score (0 to 1, higher is more relevant, comparable between queries on the same \
+repository); sources (which signals ranked it: "lexical", "vector", "symbol"). "warning" is \
+present when a signal is off or degraded and says how to fix it. Failures come back as \
+{"error": "..."} with the fix (e.g. how to index a repository that is not indexed yet)."""
+
+
+def semantic_search(
+    context: ToolContext,
+    repo: Repo,
+    query: Annotated[
+        str,
+        Field(
+            description="What you are looking for, in words or identifiers, e.g. 'where is "
+            "the retry delay computed' or 'parse_config'."
+        ),
+    ],
+    limit: Annotated[
+        int, Field(ge=1, le=MAX_LIMIT, description="How many results to return (1-100).")
+    ] = 10,
+    lang: Annotated[
+        str | list[str] | None,
+        Field(
+            description="Only code in this language or these languages, e.g. 'python' or "
+            "['typescript', 'tsx'] (names as in indexStatus 'languages')."
+        ),
+    ] = None,
+    path: Annotated[
+        str | list[str] | None,
+        Field(
+            description="Only files whose repository-relative path matches this glob or "
+            "folder, e.g. 'src/server/*', 'tests', '*.py'."
+        ),
+    ] = None,
+    kind: Annotated[
+        str | list[str] | None,
+        Field(
+            description="Only chunks of this kind: function, method, class, interface, "
+            "struct, enum, trait, impl, module (top-level code), section (markdown), window."
+        ),
+    ] = None,
+) -> dict[str, Any]:
+    slug = validate_slug(repo)
+    filters = Filters(languages=_strings(lang), path_globs=_strings(path), kinds=_strings(kind))
+    with context.indexes.use(slug) as opened:
+        response = opened.searcher.search(query, limit=limit, filters=filters)
+    return response_json(response)
+
+
+# --- indexStatus -----------------------------------------------------------------------------
+
+INDEX_STATUS = """\
+Show what the index of one repository holds and whether it is up to date: the folder it was \
+built from, when, the number of files and chunks per language, which search signals are \
+ready, and how many files changed on disk since the build (changedSinceBuild). Also reports \
+a reindex started from this server ("reindex": running, done or failed). Call it before \
+searching a repository you have not used yet, or after reindex said it is still running. \
+Failures come back as {"error": "..."} with the fix."""
+
+
+def index_status(context: ToolContext, repo: Repo) -> dict[str, Any]:
+    slug = validate_slug(repo)
+    data = repo_status(context.home, slug)
+    job = context.jobs.state(slug)
+    if job is not None:
+        data["reindex"] = job
+    return data
+
+
+# --- listRepos ------------------------------------------------------------------------------
+
+LIST_REPOS = """\
+List the repositories that are indexed and can be searched, with the folder each was built \
+from and its size. Use the "repo" value as the repo argument of the other tools. A \
+repository that is not listed must be indexed first, outside this server, with: engine \
+index PATH --name SLUG."""
+
+
+def list_repos(context: ToolContext) -> dict[str, Any]:
+    repos: list[dict[str, Any]] = []
+    for entry in context.home.list():
+        item: dict[str, Any] = {"repo": entry.slug, "root": str(entry.root)}
+        try:
+            _, manifest = load_manifest(entry)
+        except EngineError as exc:
+            item["error"] = str(exc)
+        else:
+            item.update(
+                files=manifest.get("files"),
+                chunks=manifest.get("chunks"),
+                builtAt=manifest.get("built_at"),
+            )
+        repos.append(item)
+    data: dict[str, Any] = {"repos": repos, "total": len(repos)}
+    if not repos:
+        data["hint"] = "no repository is indexed yet — run: engine index PATH --name SLUG"
+    return data
+
+
+# --- reindex --------------------------------------------------------------------------------
+
+REINDEX = """\
+Bring the index of a repository up to date with the files on disk, after you (or anyone) \
+changed, added or deleted files. It is incremental: only changed files are read again, so \
+it is usually quick. Searches keep answering from the previous index while it runs and use \
+the new one as soon as it is published. Waits up to about 50 seconds and returns a summary \
+(files and chunks added/changed/removed, per-signal state); if it takes longer, it returns \
+{"status": "running"} and keeps going — check with indexStatus. Calling it again while one \
+is running for the same repository returns status "running" instead of starting another. \
+Failures come back as {"error": "..."} with the fix."""
+
+
+def reindex(context: ToolContext, repo: Repo) -> dict[str, Any]:
+    slug = validate_slug(repo)
+    context.home.get(slug)  # an unknown repository fails here, with the hint to index it
+    return context.jobs.run(slug, wait_s=context.reindex_wait_s)
+
+
+TOOLS: tuple[ToolSpec, ...] = (
+    ToolSpec("semanticSearch", SEMANTIC_SEARCH, semantic_search),
+    ToolSpec("indexStatus", INDEX_STATUS, index_status),
+    ToolSpec("listRepos", LIST_REPOS, list_repos),
+    ToolSpec("reindex", REINDEX, reindex, read_only=False),
+)
