@@ -3,8 +3,8 @@
 One ``Grammar`` per language the chunker understands. Its query captures every definition
 node (``@def``), every comment or attribute that may sit directly above one (``@lead``)
 and every node that may wrap one (``@wrap``: decorators, ``export``) in a single pass over
-the tree, done in C; everything the query cannot express (names,
-kinds that depend on a keyword) is a ``NodeRule`` keyed by node type.
+the tree, done in C; everything the query cannot express (names, kinds that depend on a
+keyword) is a ``NodeRule`` keyed by node type.
 
 Parsers and compiled queries are built on first use and cached (parsers per thread, since a
 ``Parser`` must not be shared between threads; queries are immutable and shared).

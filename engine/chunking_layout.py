@@ -13,8 +13,8 @@ Rules, all on 1-based inclusive line ranges:
   method); fields declared between or after methods form further chunks of the same class.
 - Lines outside every top-level unit form ``module`` chunks, one per contiguous run.
 - Runs are trimmed of blank lines; a run that is only blank lines is no chunk. A run of only
-  closing tokens (``}``, ``end``, ``});``) is added to the chunk before it, so a class's final
-  brace does not become a chunk of its own.
+  closing tokens (``}``, ``end``, ``});``, ``#endif``) is added to the chunk before it, so a
+  class's final brace does not become a chunk of its own.
 - Any chunk longer than ``MAX_CHUNK_LINES`` is cut into windows at statement starts (see
   chunking_windows); every window keeps the name, kind and signature of what it cuts.
 """
@@ -36,7 +36,9 @@ if TYPE_CHECKING:
 # Longest chunk, in lines, before it is cut into windows.
 MAX_CHUNK_LINES = 80
 
-_CLOSING_LINE = re.compile(r"\s*(?:[})\];,]|end\b|fi\b|done\b|esac\b)[\s})\];,]*(?://.*|#.*)?")
+_CLOSING_LINE = re.compile(
+    r"\s*(?:(?:[})\];,]|end\b|fi\b|done\b|esac\b)[\s})\];,]*(?://.*|#.*)?|#\s*endif\b.*)"
+)
 
 _MODULE = -1  # owner of lines outside every top-level unit
 

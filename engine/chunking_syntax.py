@@ -1,8 +1,9 @@
 """Definitions in a parsed file: names, kinds, nesting, line ranges, signatures, doc comments.
 
-One query pass (in C) finds every definition node and every comment or attribute; nesting
-comes from sorting the definitions by position and keeping a stack, so nothing here recurses
-over the tree and a file nested 500 levels deep costs no more than a flat one.
+One query pass (in C) finds every definition node, every comment or attribute and every
+wrapper (decorators, ``export``); nesting comes from sorting the definitions by position and
+keeping a stack, so nothing here recurses over the tree or asks tree-sitter for a node's
+parent (which it finds by walking down from the root).
 
 A definition's line range starts at its decorators/attributes and the comment block directly
 above it (no blank line in between) and ends at its last line.
@@ -102,14 +103,6 @@ def too_costly_to_query(tree: Tree) -> bool:
     return False
 
 
-def last_line(node: Node) -> int:
-    """1-based last line of ``node``; a node ending at column 0 ends on the line before."""
-    end = node.end_point
-    if end.column == 0 and end.row > node.start_point.row:
-        return int(end.row)
-    return int(end.row) + 1
-
-
 def find_definitions(
     tree: Tree, data: bytes, grammar: Grammar, line_count: int
 ) -> list[FoundDefinition]:
@@ -162,7 +155,7 @@ def find_definitions(
         floor = max(last_end_by_parent.get(parent_index, 0), parent.header_line if parent else 0)
         outer_start = outer.start_point.row
         start_line, comments = leads.block_above(outer_start + 1, floor)
-        outer_end = outer.end_point
+        outer_end = outer.end_point  # a node ending at column 0 ends on the line before
         last = (
             outer_end.row
             if outer_end.column == 0 and outer_end.row > outer_start
@@ -333,6 +326,8 @@ def _python_docstring(body: Node | None) -> str:
 
 def _dedent(text: str) -> str:
     """inspect.cleandoc without importing inspect (slow to import)."""
+    if "\n" not in text:
+        return text.strip()
     lines = text.expandtabs().split("\n")
     indents = [len(line) - len(line.lstrip()) for line in lines[1:] if line.strip()]
     margin = min(indents, default=0)

@@ -127,6 +127,8 @@ def test_closing_brace_joins_the_chunk_before_it() -> None:
         (1, 2, "class", "A"),
         (4, 7, "method", "A.f"),
     ]
+    header = "#ifndef A_H\n#define A_H\n\nint f(void) {\n  return 1;\n}\n\n#endif  /* A_H */\n"
+    assert _rows(chunk_file("a.h", header, "c")) == [(1, 2, "module", ""), (4, 8, "function", "f")]
 
 
 def test_long_function_is_split_at_statements_and_keeps_its_signature() -> None:
