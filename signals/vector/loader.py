@@ -85,7 +85,7 @@ def load_query_embedder(meta: Mapping[str, Any], home: Path, *, threads: int = 1
         _reexport(meta, home, directory)
     # One thread and no spinning: a query embeds ~10 word pieces, and the other signals run
     # on the second core at the same time.
-    return OnnxEmbedder(directory, threads=threads, spin=False)
+    return OnnxEmbedder(directory, threads=threads)
 
 
 def _reexport(meta: Mapping[str, Any], home: Path, directory: Path) -> None:

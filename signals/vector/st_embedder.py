@@ -33,22 +33,27 @@ def force_offline() -> None:
     os.environ.update(_OFFLINE_ENV)
 
 
-def load_sentence_transformer(path: str) -> Any:
+def load_sentence_transformer(path: str, *, eager_attention: bool = False) -> Any:
+    """``eager_attention`` selects transformers' plain attention instead of torch SDPA: the
+    graph it traces is one onnxruntime fuses into its Attention kernel (1.5x faster here)."""
     force_offline()
+    kwargs: dict[str, Any] = {"attn_implementation": "eager"} if eager_attention else {}
     with warnings.catch_warnings():
         # ST warns about renamed methods and the missing 2_Normalize folder; none of it is
         # actionable for a user of the engine.
         warnings.simplefilter("ignore")
         from sentence_transformers import SentenceTransformer
 
-        return SentenceTransformer(path, device="cpu", local_files_only=True)
+        return SentenceTransformer(path, device="cpu", local_files_only=True, model_kwargs=kwargs)
 
 
 class SentenceTransformerEmbedder:
     """Embeds with sentence-transformers itself; same ``model_id`` as the ONNX export."""
 
-    def __init__(self, path: str, model_id: str, *, batch_size: int = 16) -> None:
-        self._model = load_sentence_transformer(path)
+    def __init__(
+        self, path: str, model_id: str, *, batch_size: int = 16, eager_attention: bool = False
+    ) -> None:
+        self._model = load_sentence_transformer(path, eager_attention=eager_attention)
         self._model_id = model_id
         self._batch_size = batch_size
         probe = self._encode(["dimension probe"])
