@@ -15,7 +15,7 @@ from pathlib import Path
 
 from engine.signal import BuildJob, BuildReport, IndexOptions
 from engine.types import SYMBOL
-from signals.symbol.records import ChunkSpans, assign_owners, collect
+from signals.symbol.records import ChunkSpans, assign_owners, collect, foreign
 from signals.symbol.sources import gather
 from signals.symbol.table import TABLE_FILE, TABLE_VERSION, TREE_SITTER, write_table
 from signals.symbol.tree_sitter import tree_sitter_index
@@ -37,6 +37,13 @@ class SymbolBuilder:
         gathered = gather(job, self.options, known, bin_dir=self.bin_dir)
         sources = gathered.usable()
         owner = assign_owners(sources, known, job.repo_root)
+        problems = [*gathered.problems]
+        problems += [
+            f"symbol signal: {s.name}: none of its {len(s.index.paths)} documents is a file of "
+            f"this repository (was the index made for another folder?)"
+            for s in sources
+            if s.index is not None and foreign(s, known, job.repo_root)
+        ]
 
         tree_sitter = tree_sitter_index(job, {d.path for d in job.definitions} - owner.keys())
         if tree_sitter.source.index is not None:
@@ -66,6 +73,6 @@ class SymbolBuilder:
                 "references": len(references),
                 "seconds": round(seconds, 3),
             },
-            problems=[*gathered.problems, *tree_sitter.problems],
+            problems=[*problems, *tree_sitter.problems],
             message=f"{len(records)} definitions ({summary or 'no files'})",
         )

@@ -39,45 +39,60 @@ class Ranked:
 class _Weights:
     """idf of the query's parts, and the share of the query's information a token carries."""
 
-    def __init__(self, weight: dict[str, float]) -> None:
+    def __init__(self, weight: dict[str, float], parts_of: dict[str, tuple[str, ...]]) -> None:
         self.weight = weight
         self.information = sum(weight.values())
+        self._parts_of = parts_of
+        self._shares: dict[str, float] = {}
 
-    def share(self, parts: Iterable[str]) -> float:
-        if self.information <= 0:
-            return 1.0
-        return min(1.0, sum(self.weight.get(p, 0.0) for p in set(parts)) / self.information)
+    def share(self, token: str) -> float:
+        """The share of a whole query token (lower-cased), from the parts it was written with."""
+        found = self._shares.get(token)
+        if found is None:
+            if self.information <= 0:
+                found = 1.0
+            else:
+                parts = set(self._parts_of.get(token, ()))
+                found = min(1.0, sum(self.weight.get(p, 0.0) for p in parts) / self.information)
+            self._shares[token] = found
+        return found
 
 
 def _name_tiers(table: SymbolTable, terms: QueryTerms, weights: _Weights) -> dict[int, float]:
     """The best exact / qualified / frame / prefix bonus of every definition that has one."""
-    tier: dict[int, float] = defaultdict(float)
+    tier: dict[int, float] = {}
 
     def raise_to(i: int, value: float) -> None:
-        if value > tier[i]:
+        if value > tier.get(i, 0.0):
             tier[i] = value
 
     def plain(token: str) -> float:
         return PLAIN_WORD if token in terms.plain else 1.0
 
-    for i, name_lower, _, _ in table.exact(terms.whole):
-        share = weights.share(terms.parts_of.get(name_lower, ()))
-        raise_to(i, EXACT * share * plain(name_lower))
-    lasts = [key.rsplit(".", 1)[-1] for key in terms.dotted]
-    lasts += [frame.name for frame in terms.frames]
-    for i, name_lower, qual, path in table.exact(lasts):
-        # A dotted name that ends the qualified name, or a frame that names the function and
-        # its file, points at one definition: as sure as a query can be.
-        for key in terms.dotted:
+    whole = set(terms.whole)
+    # A dotted name that ends the qualified name, or a frame that names the function and its
+    # file, points at one definition: as sure as a query can be.
+    dotted: dict[str, list[str]] = defaultdict(list)
+    for key in terms.dotted:
+        dotted[key.rsplit(".", 1)[-1]].append(key)
+    frames: dict[str, list[str]] = defaultdict(list)
+    for frame in terms.frames:
+        frames[frame.name].append(frame.path)
+    for i, name_lower, qual, path in table.exact(
+        [*whole, *(dotted.keys() - whole), *(frames.keys() - whole - dotted.keys())]
+    ):
+        if name_lower in whole:
+            raise_to(i, EXACT * weights.share(name_lower) * plain(name_lower))
+        for key in dotted.get(name_lower, ()):
             if qual == key or qual.endswith("." + key):
                 raise_to(i, EXACT)
-        for frame in terms.frames:
-            if frame.name == name_lower and same_file(frame.path, path):
+        for frame_path in frames.get(name_lower, ()):
+            if same_file(frame_path, path):
                 raise_to(i, EXACT)
     for token in terms.whole[:PREFIX_TOKENS]:
         if len(token) < MIN_PREFIX_CHARS:
             continue
-        share = weights.share(terms.parts_of.get(token, ())) * plain(token)
+        share = weights.share(token) * plain(token)
         for i, name_lower in table.prefixed(token, PREFIX_LIMIT):
             raise_to(i, PREFIX * share * (1.0 + len(token) / len(name_lower)) / 2.0)
     return tier
@@ -103,7 +118,8 @@ def rank(table: SymbolTable, text: str, limit: int) -> list[Ranked]:
             p: idf(table.count, df.get((p, NAME_FIELD)) or df[(p, CONTEXT_FIELD)])
             for p in terms.parts
             if (p, NAME_FIELD) in df or (p, CONTEXT_FIELD) in df
-        }
+        },
+        terms.parts_of,
     )
 
     # matched: idf sum of the query parts in each candidate's name; hits: how many there are.
@@ -119,29 +135,41 @@ def rank(table: SymbolTable, text: str, limit: int) -> list[Ranked]:
             hits[i] += 1
 
     tier = _name_tiers(table, terms, weights)
-    candidates = set(matched) | set(tier)
+    candidates = matched.keys() | tier.keys()
+    information = weights.information
+    inverse = 1.0 / information if information > 0 else 0.0
     context: dict[int, float] = defaultdict(float)
     for part, posting in context_postings.items():
-        w = weights.weight[part]
+        w = CONTEXT * weights.weight[part] * inverse
         for i in candidates.intersection(posting):
             context[i] += w
+    return _best(table, limit, matched, hits, tier, context, inverse)
 
-    information = weights.information
-    scores: dict[int, float] = {}
+
+def _best(
+    table: SymbolTable,
+    limit: int,
+    matched: dict[int, float],
+    hits: dict[int, int],
+    tier: dict[int, float],
+    context: dict[int, float],
+    inverse: float,
+) -> list[Ranked]:
+    """Score every candidate (see scoring.py) and keep the ``limit`` best."""
     name_weight, part_counts, prior = table.name_weight, table.part_counts, table.prior
-    for i in candidates:
-        best = tier.get(i, 0.0)
-        coverage = extra = 0.0
-        m = matched.get(i, 0.0)
-        if information > 0:
-            if m > 0:
-                own = name_weight[i]
-                coverage = (m / information) * (min(1.0, m / own) if own > 0 else 1.0)
-                if part_counts[i] >= 2 and hits[i] >= part_counts[i]:
-                    best = max(best, ALL_PARTS * m / information)
-            extra = CONTEXT * context.get(i, 0.0) / information
-        score = (best + coverage + extra) * prior[i]
-        if score > 0:
-            scores[i] = score
-    best_ids = heapq.nsmallest(limit, scores, key=lambda i: (-scores[i], i))
-    return [Ranked(i, scores[i]) for i in best_ids]
+    tier_of, context_of = tier.get, context.get
+    scores: dict[int, float] = {}
+    for i, m in matched.items():
+        own = name_weight[i]
+        explained = m * inverse
+        best = tier_of(i, 0.0)
+        coverage = explained * (m / own if 0.0 < m < own else 1.0)
+        if part_counts[i] >= 2 and hits[i] >= part_counts[i] and ALL_PARTS * explained > best:
+            best = ALL_PARTS * explained
+        scores[i] = (best + coverage + context_of(i, 0.0)) * prior[i]
+    for i, best in tier.items():
+        if i not in matched:
+            scores[i] = (best + context_of(i, 0.0)) * prior[i]
+    # nlargest is stable: walking ids in order breaks ties by definition order.
+    best_ids = heapq.nlargest(limit, sorted(scores), key=scores.__getitem__)
+    return [Ranked(i, scores[i]) for i in best_ids if scores[i] > 0]

@@ -76,6 +76,13 @@ def assign_owners(
     return owner
 
 
+def foreign(source: SourceIndex, known_paths: Collection[str], repo_root: Path) -> bool:
+    """True when ``source`` has documents and none is a file of this repository."""
+    if source.index is None or not source.index.paths:
+        return False
+    return not any(p in known_paths or (repo_root / p).is_file() for p in source.index.paths)
+
+
 def collect(
     sources: Sequence[SourceIndex], owner: dict[str, str], spans: ChunkSpans
 ) -> tuple[list[SymbolRecord], list[ReferenceRecord]]:

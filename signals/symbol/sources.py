@@ -157,7 +157,10 @@ def _reuse(name: IndexerName, state: Mapping[str, str], job: BuildJob, gathered:
     assert job.previous_dir is not None
     status = state.get("status", "")
     if status in ("failed", "timeout"):
-        message = f"{name} not rerun (no file it reads changed); last run: {state.get('message')}"
+        message = (
+            f"{name} not rerun: no file it reads changed (reindex with --full to retry); "
+            f"last run: {state.get('message')}"
+        )
         gathered.sources.append(SourceIndex(name, None, message))
         gathered.indexers[name] = {**state}
         return True

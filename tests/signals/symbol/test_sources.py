@@ -256,3 +256,15 @@ def test_a_damaged_previous_copy_makes_the_indexer_run_again(tmp_path: Path, roo
     )
     assert runs(bin_dir) == 2
     assert second.meta["sources"] == {"scip-python": 3, "tree-sitter": 0}
+
+
+def test_an_index_of_another_folder_is_reported(tmp_path: Path) -> None:
+    root = tmp_path / "elsewhere"
+    root.mkdir()
+    (root / "main.py").write_text("def main():\n    pass\n")
+    report = build(tmp_path / "g1", root, [], [], IndexOptions(tmp_path, scip_file=PYTHON_INDEX))
+    assert report.meta["sources"] == {"user-file": 0, "tree-sitter": 0}
+    assert report.problems == [
+        "symbol signal: user-file: none of its 3 documents is a file of this repository "
+        "(was the index made for another folder?)"
+    ]
