@@ -5,6 +5,11 @@ query needs: exact and prefix lookups use the index on the lower-cased name, eac
 part reads one postings row (its definition ids as a packed int32 blob), and the per-
 definition numbers ranking needs (name weight, part count, prior) are three packed arrays
 read once at open. Definition ids are dense (0..N-1) so they index those arrays.
+
+Tables: ``defs`` (one row per definition: SCIP symbol, readable name, name, its parts, kind,
+path, 1-based lines, enclosing chunk id, reference count, source), ``postings`` (part ->
+definition ids, for name parts and context parts), ``arrays``, ``refs`` (every reference to a
+defined symbol: path, 1-based line, enclosing chunk id) and ``meta`` (format version, count).
 """
 
 from __future__ import annotations
@@ -63,6 +68,7 @@ CREATE TABLE defs (
     readable TEXT NOT NULL,
     name TEXT NOT NULL,
     name_lower TEXT NOT NULL,
+    parts TEXT NOT NULL,  -- the name's identifier parts, space-separated, for people and tools
     qual_key TEXT NOT NULL,
     kind TEXT NOT NULL,
     path TEXT NOT NULL,
@@ -143,7 +149,7 @@ def write_table(
                 [("version", str(TABLE_VERSION)), ("count", str(count))],
             )
             conn.executemany(
-                "INSERT INTO defs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO defs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     (
                         i,
@@ -151,6 +157,7 @@ def write_table(
                         r.readable,
                         r.name,
                         r.name.lower(),
+                        " ".join(parts_of[i]),
                         qualified_key(r.readable),
                         r.kind,
                         r.path,
