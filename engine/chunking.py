@@ -5,8 +5,9 @@ method and class-like definition, module code between; rules in chunking_layout)
 languages in ``SYNTAX_LANGUAGES``, heading sections for markdown, and line windows for
 every other text file. A file with a line longer than ``MAX_LINE_CHARS`` (minified or
 generated code) gets line windows too: syntax chunks of it would each repeat that line. So
-does a file whose parse tree would make the definitions query pathologically slow (see
-chunking_syntax.too_costly_to_query); it then has no definitions.
+does a file that does not parse within its time budget (chunking_grammars.parse) or whose
+tree would make the definitions query pathologically slow (chunking_syntax.
+too_costly_to_query); it then has no definitions.
 
 Lines are numbered as an editor shows them: ``\\r\\n``, ``\\r`` and ``\\n`` each end a line,
 and a final line ending opens no new line. Every non-blank line of the file lies in at
@@ -15,7 +16,7 @@ least one chunk, and a chunk's ``text`` is exactly its lines joined with ``\\n``
 
 from __future__ import annotations
 
-from engine.chunking_grammars import grammar_for, parser_for
+from engine.chunking_grammars import Grammar, grammar_for, parse
 from engine.chunking_layout import layout_chunks
 from engine.chunking_markdown import markdown_chunks
 from engine.chunking_syntax import find_definitions, too_costly_to_query
@@ -41,35 +42,39 @@ def chunk_file(path: str, text: str, language: str | None) -> FileChunks:
     lines = _lines_of(normalised)
     if not any(line.strip() for line in lines):
         return FileChunks([], [])
-    name = language or "text"
     if language is not None and max(map(len, lines)) <= MAX_LINE_CHARS:
         grammar = grammar_for(language)
         if grammar is not None:
-            data = _encode(normalised)
-            tree = parser_for(language).parse(data)
-            if too_costly_to_query(tree):
-                return FileChunks(text_windows(path, language, lines), [])
-            found = find_definitions(tree, data, grammar, len(lines))
-            chunks = layout_chunks(path, language, lines, found, tree.root_node)
-            definitions = [
-                Definition(
-                    path,
-                    language,
-                    d.kind,
-                    d.name,
-                    d.qualified_name,
-                    d.name_line,
-                    d.name_start_col,
-                    d.name_end_col,
-                    d.start_line,
-                    d.end_line,
-                )
-                for d in found
-            ]
-            return FileChunks(chunks, definitions)
+            return _syntax_chunks(path, language, grammar, lines, _encode(normalised))
         if language == "markdown":
             return FileChunks(markdown_chunks(path, lines, _encode(normalised)), [])
-    return FileChunks(text_windows(path, name, lines), [])
+    return FileChunks(text_windows(path, language or "text", lines), [])
+
+
+def _syntax_chunks(
+    path: str, language: str, grammar: Grammar, lines: list[str], data: bytes
+) -> FileChunks:
+    tree = parse(language, data)
+    if tree is None or too_costly_to_query(tree):
+        return FileChunks(text_windows(path, language, lines), [])
+    found = find_definitions(tree, data, grammar, len(lines))
+    chunks = layout_chunks(path, language, lines, found, tree.root_node)
+    definitions = [
+        Definition(
+            path,
+            language,
+            d.kind,
+            d.name,
+            d.qualified_name,
+            d.name_line,
+            d.name_start_col,
+            d.name_end_col,
+            d.start_line,
+            d.end_line,
+        )
+        for d in found
+    ]
+    return FileChunks(chunks, definitions)
 
 
 def split_lines(text: str) -> list[str]:

@@ -13,7 +13,7 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from engine.chunking_grammars import parser_for
+from engine.chunking_grammars import parse
 from engine.chunking_syntax import too_costly_to_query
 from engine.chunking_windows import split_range, statement_starts, text_windows
 from engine.types import ChunkDraft
@@ -30,8 +30,8 @@ _ATX_MARKS = re.compile(r"^\s{0,3}#{1,6}\s*|\s+#+\s*$|^\s*#+\s*$")
 def markdown_chunks(path: str, lines: Sequence[str], data: bytes) -> list[ChunkDraft]:
     from tree_sitter import QueryCursor
 
-    tree = parser_for("markdown").parse(data)
-    if too_costly_to_query(tree):
+    tree = parse("markdown", data)
+    if tree is None or too_costly_to_query(tree):
         return text_windows(path, "markdown", lines)
     root = tree.root_node
     headings = QueryCursor(_heading_query()).captures(root).get("heading", [])

@@ -7,6 +7,9 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
+from engine import chunking_grammars
 from engine.chunking import CHUNKER_VERSION, MAX_LINE_CHARS, chunk_file, split_lines
 from engine.chunking_layout import MAX_CHUNK_LINES
 from engine.chunking_markdown import MAX_SECTION_LINES
@@ -243,6 +246,22 @@ def test_huge_runs_of_error_tokens_fall_back_to_windows() -> None:
     assert {c.kind for c in result.chunks} == {"window"}
     assert result.definitions == []
     _assert_covered(source, result.chunks)
+
+
+def test_a_parse_over_its_time_budget_falls_back_to_windows(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(chunking_grammars, "PARSE_BUDGET_S", -1.0)
+    monkeypatch.setattr(chunking_grammars, "PARSE_BUDGET_S_PER_MB", 0.0)
+    large = "".join(f"def f{i}(x):\n    return x + {i}\n\n" for i in range(2000))
+    assert len(large) > chunking_grammars.GUARDED_PARSE_MIN_BYTES
+    result = chunk_file("big.py", large, "python")
+    assert {c.kind for c in result.chunks} == {"window"}
+    assert result.definitions == []
+    _assert_covered(large, result.chunks)
+    # Small files are parsed without the guard, so they keep their syntax chunks.
+    small = chunk_file("small.py", "def f():\n    pass\n", "python")
+    assert [c.kind for c in small.chunks] == ["function"]
 
 
 def test_minified_lines_fall_back_to_windows() -> None:
