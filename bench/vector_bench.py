@@ -118,7 +118,7 @@ def cmd_embed(args: argparse.Namespace) -> None:
 
     rate, _ = _throughput(unsorted, texts)
     print(f"onnx  unsorted bs16 threads2: {rate:6.1f} chunks/s")
-    for batch_size in (32, 8):
+    for batch_size in args.batch_sizes:
         other = OnnxEmbedder(export, threads=2, batch_size=batch_size)
         rate, _ = _throughput(other.embed_documents, texts)
         print(f"onnx  sorted   bs{batch_size:<2} threads2: {rate:6.1f} chunks/s")
@@ -362,6 +362,7 @@ def main() -> None:
     sub = parser.add_subparsers(dest="cmd", required=True)
     embed = sub.add_parser("embed")
     embed.add_argument("--chunks", type=int, default=500)
+    embed.add_argument("--batch-sizes", type=int, nargs="*", default=[], help="besides 16")
     search = sub.add_parser("search")
     search.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
     search.add_argument("--hnsw", action="store_true")

@@ -3,6 +3,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from signals.vector.embedder import l2_normalise
 from signals.vector.faiss_index import VectorStore, chunk_ids_of, faiss_ids
@@ -64,3 +65,10 @@ def test_hnsw_above_threshold_uses_tombstones_and_rebuilds(tmp_path: Path) -> No
     assert loaded.vector_count == 19
     ids, _ = loaded.search(vectors[5], 1)
     assert chunk_ids_of(ids).tolist() == [5]
+
+
+def test_chunk_ids_that_cannot_be_packed_are_refused() -> None:
+    with pytest.raises(ValueError, match="chunk ids"):
+        faiss_ids([1 << 62], [0])
+    with pytest.raises(ValueError, match="chunk ids"):
+        faiss_ids([-1], [0])
