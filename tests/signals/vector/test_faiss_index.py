@@ -26,7 +26,7 @@ def test_flat_add_remove_search_save_load(tmp_path: Path) -> None:
     store.add(faiss_ids(range(20), [0] * 20), vectors)
     ids, scores = store.search(vectors[3], 1)
     assert chunk_ids_of(ids).tolist() == [3]
-    assert abs(float(scores[0]) - 1.0) < 1e-5
+    assert abs(float(scores[0]) - 1.0) < 1e-3  # vectors are kept in half precision
     assert store.remove_chunks([3, 4, 99]) == 2
     store.save(tmp_path)
     loaded = VectorStore.load(tmp_path)

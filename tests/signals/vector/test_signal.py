@@ -71,7 +71,7 @@ def test_a_chunk_with_several_parts_is_one_hit_scored_by_its_best_part(
     assert len(hits) == 4
     fake = HashingEmbedder(dim=64)
     part_scores = fake.embed_documents(document_parts(long_chunk, 8)) @ fake.embed_query(query)
-    assert hits[0].score == pytest.approx(float(part_scores.max()), abs=1e-6)
+    assert hits[0].score == pytest.approx(float(part_scores.max()), abs=1e-3)  # fp16 codes
     assert part_scores.argmax() > 0  # the best part is not the first
 
 
