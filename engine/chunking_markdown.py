@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from engine.chunking_grammars import parse
+from engine.chunking_names import node_text
 from engine.chunking_syntax import too_costly_to_query
 from engine.chunking_windows import split_range, statement_starts, text_windows
 from engine.types import ChunkDraft
@@ -38,7 +39,7 @@ def markdown_chunks(path: str, lines: Sequence[str], data: bytes) -> list[ChunkD
     starts: list[tuple[int, str, str]] = [(1, "", "")]  # (first line, name, heading line)
     for heading in sorted(headings, key=lambda h: h.start_byte):
         line = heading.start_point.row + 1
-        name = _heading_text(heading)
+        name = _heading_text(heading, data)
         if line == 1:
             starts[0] = (1, name, lines[0].strip())
         elif line > starts[-1][0]:
@@ -79,10 +80,9 @@ def _windows(first: int, last: int, lines: Sequence[str], root: Node) -> list[tu
     return split_range(first, last, MAX_SECTION_LINES, block_starts, lines)
 
 
-def _heading_text(heading: Node) -> str:
-    content = heading.child_by_field_name("heading_content")
-    raw = content.text if content is not None else heading.text
-    text = raw.decode("utf-8", "replace") if raw is not None else ""
+def _heading_text(heading: Node, data: bytes) -> str:
+    content = heading.child_by_field_name("heading_content") or heading
+    text = node_text(data, content)
     if heading.type == "atx_heading":
         text = _ATX_MARKS.sub("", text)
     return " ".join(text.split())

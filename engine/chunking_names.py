@@ -33,41 +33,42 @@ class NameMatch:
     outer: Node | None = None  # the node the definition spans, when wider than the node
 
 
-NameFn = Callable[["Node"], NameMatch | None]
+NameFn = Callable[["Node", bytes], NameMatch | None]  # (definition node, file bytes)
 KindFn = Callable[["Node"], DefinitionKind | None]
 BodyFn = Callable[["Node"], "Node | None"]
 
 
-def node_text(node: Node) -> str:
-    raw = node.text
-    return raw.decode("utf-8", "replace") if raw is not None else ""
+def node_text(data: bytes, node: Node) -> str:
+    """The source of ``node``. Not ``Node.text``: a tree parsed from a read callback (see
+    chunking_grammars.parse) keeps no source and fetches it again through the callback."""
+    return data[node.start_byte : node.end_byte].decode("utf-8", "replace")
 
 
-def identifier(node: Node | None, scope: tuple[str, ...] = ()) -> NameMatch | None:
+def identifier(data: bytes, node: Node | None, scope: tuple[str, ...] = ()) -> NameMatch | None:
     """A name from one identifier node, or None when it is missing or not a single token."""
     if node is None:
         return None
-    text = node_text(node)  # empty for a MISSING node the parser invented
+    text = node_text(data, node)  # empty for a MISSING node the parser invented
     if not text or "\n" in text or len(text) > 200:
         return None
     return NameMatch(node, text, scope)
 
 
-def by_field(node: Node) -> NameMatch | None:
+def by_field(node: Node, data: bytes) -> NameMatch | None:
     name = node.child_by_field_name("name")
     if name is not None and name.named_child_count:
         # Swift `extension Foo<T>`, Ruby `class A::B`: the identifier sits one level down.
-        return _innermost_name(name)
-    return identifier(name)
+        return _innermost_name(data, name)
+    return identifier(data, name)
 
 
 def first_child_of(*types: str) -> NameFn:
     """Grammars without a name field (Kotlin): the first direct child of one of ``types``."""
 
-    def find(node: Node) -> NameMatch | None:
+    def find(node: Node, data: bytes) -> NameMatch | None:
         for child in node.named_children:
             if child.type in types:
-                return identifier(child)
+                return identifier(data, child)
         return None
 
     return find
@@ -76,7 +77,7 @@ def first_child_of(*types: str) -> NameFn:
 def keyword_name(keyword: str, name: str) -> NameFn:
     """Definitions named by a keyword (Swift ``init``), positioned at that keyword."""
 
-    def find(node: Node) -> NameMatch | None:
+    def find(node: Node, data: bytes) -> NameMatch | None:
         for child in node.children:
             if child.type == keyword:
                 return NameMatch(child, name)
@@ -85,17 +86,17 @@ def keyword_name(keyword: str, name: str) -> NameFn:
     return find
 
 
-def kotlin_companion(node: Node) -> NameMatch | None:
+def kotlin_companion(node: Node, data: bytes) -> NameMatch | None:
     for child in node.named_children:
         if child.type in ("type_identifier", "simple_identifier"):
-            return identifier(child)
+            return identifier(data, child)
     for child in node.children:
         if child.type == "companion":
             return NameMatch(child, "Companion")
     return None
 
 
-def _innermost_name(node: Node) -> NameMatch | None:
+def _innermost_name(data: bytes, node: Node) -> NameMatch | None:
     """``A::B`` / ``a.b.c`` / ``Foo<T>``: the last identifier, the rest as scope."""
     scope: list[str] = []
     current = node
@@ -103,7 +104,7 @@ def _innermost_name(node: Node) -> NameMatch | None:
         if current.type in ("scope_resolution", "qualified_identifier", "scoped_identifier"):
             qualifier = current.child_by_field_name("scope") or current.child_by_field_name("path")
             if qualifier is not None:
-                scope.append(node_text(qualifier))
+                scope.append(node_text(data, qualifier))
             inner = current.child_by_field_name("name")
             if inner is None:
                 return None
@@ -111,7 +112,7 @@ def _innermost_name(node: Node) -> NameMatch | None:
         elif current.named_child_count:
             current = current.named_children[0]
         else:
-            return identifier(current, tuple(scope))
+            return identifier(data, current, tuple(scope))
     return None
 
 
@@ -133,12 +134,12 @@ def _first_of_type(node: Node | None, types: frozenset[str]) -> Node | None:
 _TYPE_NAMES = frozenset({"type_identifier"})
 
 
-def go_method(node: Node) -> NameMatch | None:
-    name = identifier(node.child_by_field_name("name"))
+def go_method(node: Node, data: bytes) -> NameMatch | None:
+    name = identifier(data, node.child_by_field_name("name"))
     receiver = _first_of_type(node.child_by_field_name("receiver"), _TYPE_NAMES)
     if name is None:
         return None
-    scope = (node_text(receiver),) if receiver is not None else ()
+    scope = (node_text(data, receiver),) if receiver is not None else ()
     return NameMatch(name.node, name.text, scope, member=True)
 
 
@@ -153,7 +154,7 @@ def go_type_kind(node: Node) -> DefinitionKind | None:
     return None
 
 
-def rust_impl(node: Node) -> NameMatch | None:
+def rust_impl(node: Node, data: bytes) -> NameMatch | None:
     target = node.child_by_field_name("type")
     if target is not None and target.type == "generic_type":
         target = target.child_by_field_name("type")
@@ -161,13 +162,13 @@ def rust_impl(node: Node) -> NameMatch | None:
         target = target.child_by_field_name("name")
     if target is not None and target.type != "type_identifier":
         target = _first_of_type(target, _TYPE_NAMES)
-    return identifier(target)
+    return identifier(data, target)
 
 
 _C_NAMES = frozenset({"identifier", "field_identifier", "destructor_name", "operator_name"})
 
 
-def c_function(node: Node) -> NameMatch | None:
+def c_function(node: Node, data: bytes) -> NameMatch | None:
     """Follow the declarator chain: ``char **(*name)(void)`` and ``Foo::bar`` included."""
     declarator = node.child_by_field_name("declarator")
     scope: list[str] = []
@@ -175,7 +176,7 @@ def c_function(node: Node) -> NameMatch | None:
         if declarator is None:
             return None
         if declarator.type in _C_NAMES:
-            match = identifier(declarator, tuple(scope))
+            match = identifier(data, declarator, tuple(scope))
             if match is None:
                 return None
             return NameMatch(match.node, match.text, match.scope, member=bool(scope))
@@ -183,7 +184,7 @@ def c_function(node: Node) -> NameMatch | None:
             qualifier = declarator.child_by_field_name("scope")
             if qualifier is not None:
                 qualifier_name = qualifier.child_by_field_name("name") or qualifier
-                scope.append(node_text(qualifier_name))
+                scope.append(node_text(data, qualifier_name))
             declarator = declarator.child_by_field_name("name")
         elif declarator.type == "template_function":
             declarator = declarator.child_by_field_name("name")
@@ -195,15 +196,15 @@ def c_function(node: Node) -> NameMatch | None:
     return None
 
 
-def c_type(node: Node) -> NameMatch | None:
+def c_type(node: Node, data: bytes) -> NameMatch | None:
     """``struct point {...}``, or the typedef name of ``typedef struct {...} Vec;``."""
-    name = by_field(node)
+    name = by_field(node, data)
     if name is not None:
         return name
     # Node.parent walks down from the root; only unnamed types (rare) pay for it.
     parent = node.parent
     if parent is not None and parent.type == "type_definition":
-        alias = identifier(parent.child_by_field_name("declarator"))
+        alias = identifier(data, parent.child_by_field_name("declarator"))
         if alias is not None:
             return NameMatch(alias.node, alias.text, outer=parent)
     return None
@@ -218,16 +219,18 @@ def with_body(kind: DefinitionKind) -> KindFn:
     return decide
 
 
-def js_variable(node: Node) -> NameMatch | None:
+def js_variable(node: Node, data: bytes) -> NameMatch | None:
     """``const parseBody = (...) => ...``: named by the declarator."""
     name = node.child_by_field_name("name")
     if name is None or name.type != "identifier":
         return None  # destructuring patterns name nothing
-    return identifier(name)
+    return identifier(data, name)
 
 
-def js_field(node: Node) -> NameMatch | None:
-    return identifier(node.child_by_field_name("property") or node.child_by_field_name("name"))
+def js_field(node: Node, data: bytes) -> NameMatch | None:
+    return identifier(
+        data, node.child_by_field_name("property") or node.child_by_field_name("name")
+    )
 
 
 def js_variable_body(node: Node) -> Node | None:
@@ -235,43 +238,43 @@ def js_variable_body(node: Node) -> Node | None:
     return value.child_by_field_name("body") if value is not None else None
 
 
-def lua_function(node: Node) -> NameMatch | None:
+def lua_function(node: Node, data: bytes) -> NameMatch | None:
     """``function M.greet()`` / ``function M:bye()`` / ``local function helper()``."""
-    return _lua_name(node.child_by_field_name("name"))
+    return _lua_name(data, node.child_by_field_name("name"))
 
 
-def _lua_name(name: Node | None) -> NameMatch | None:
+def _lua_name(data: bytes, name: Node | None) -> NameMatch | None:
     if name is None:
         return None
     if name.type == "identifier":
-        return identifier(name)
+        return identifier(data, name)
     if name.type == "dot_index_expression":
-        field = identifier(name.child_by_field_name("field"))
+        field = identifier(data, name.child_by_field_name("field"))
         table = name.child_by_field_name("table")
         if field is None or table is None:
             return None
-        return NameMatch(field.node, field.text, tuple(node_text(table).split(".")))
+        return NameMatch(field.node, field.text, tuple(node_text(data, table).split(".")))
     if name.type == "method_index_expression":
-        method = identifier(name.child_by_field_name("method"))
+        method = identifier(data, name.child_by_field_name("method"))
         table = name.child_by_field_name("table")
         if method is None or table is None:
             return None
-        scope = tuple(node_text(table).split("."))
+        scope = tuple(node_text(data, table).split("."))
         return NameMatch(method.node, method.text, scope, member=True)
     return None
 
 
-def lua_assignment(node: Node) -> NameMatch | None:
+def lua_assignment(node: Node, data: bytes) -> NameMatch | None:
     """``local inc = function(x) ... end``: the query matched a one-to-one assignment."""
     targets = node.named_children[0] if node.named_child_count else None
     if targets is None or targets.type != "variable_list" or not targets.named_child_count:
         return None
-    return _lua_name(targets.named_children[0])
+    return _lua_name(data, targets.named_children[0])
 
 
-def lua_field(node: Node) -> NameMatch | None:
+def lua_field(node: Node, data: bytes) -> NameMatch | None:
     """``{ greet = function() ... end }``."""
-    return identifier(node.child_by_field_name("name"))
+    return identifier(data, node.child_by_field_name("name"))
 
 
 def lua_value_body(node: Node) -> Node | None:
@@ -283,14 +286,14 @@ def lua_value_body(node: Node) -> Node | None:
     return value.child_by_field_name("body") if value is not None else None
 
 
-def ruby_singleton(node: Node) -> NameMatch | None:
+def ruby_singleton(node: Node, data: bytes) -> NameMatch | None:
     """``def self.build`` belongs to the enclosing class; ``def Foo.build`` to Foo."""
-    name = identifier(node.child_by_field_name("name"))
+    name = identifier(data, node.child_by_field_name("name"))
     target = node.child_by_field_name("object")
     if name is None:
         return None
     if target is not None and target.type != "self":
-        return NameMatch(name.node, name.text, (node_text(target),), member=True)
+        return NameMatch(name.node, name.text, (node_text(data, target),), member=True)
     return NameMatch(name.node, name.text, member=True)
 
 

@@ -133,7 +133,7 @@ def find_definitions(
         if rule is None:
             continue
         kind = rule.kind if isinstance(rule.kind, str) else rule.kind(node)
-        match = rule.name(node) if kind is not None else None
+        match = rule.name(node, data) if kind is not None else None
         if kind is None or match is None:
             continue
         end_byte = node.end_byte
@@ -182,8 +182,8 @@ def find_definitions(
         if unit:
             signature = _signature(header, body, node, data)
             if grammar.language == "python":
-                docstring = _python_docstring(body)
-            docstring = docstring or _comment_text(comments)
+                docstring = _python_docstring(body, data)
+            docstring = docstring or _comment_text(comments, data)
         name_start, name_end = match.node.start_point, match.node.end_point
         name_end_col = name_end.column
         if name_end.row != name_start.row:  # a name token never spans lines; be safe anyway
@@ -308,13 +308,13 @@ _COMMENT_LINE = re.compile(r"\s*(?:#|//|/\*|\*|--)")
 _STRING_PREFIX = re.compile(r"^[rRuUbBfF]{0,2}('''|\"\"\"|'|\")")
 
 
-def _python_docstring(body: Node | None) -> str:
+def _python_docstring(body: Node | None, data: bytes) -> str:
     first = body.named_child(0) if body is not None and body.named_child_count else None
     if first is not None and first.type == "expression_statement":
         first = first.named_child(0) if first.named_child_count else None
     if first is None or first.type != "string":
         return ""
-    text = node_text(first)
+    text = node_text(data, first)
     quote = _STRING_PREFIX.match(text)
     if quote is None:
         return ""
@@ -339,12 +339,12 @@ _COMMENT_OPEN = re.compile(r"^\s*(?:/\*+!?|///?!?|#+|--\[=*\[|-{2,}|\*+(?!/)|=be
 _COMMENT_CLOSE = re.compile(r"\s*(?:\*+/|\]=*\]|^=end\b.*)\s*$")
 
 
-def _comment_text(comments: list[Node]) -> str:
+def _comment_text(comments: list[Node], data: bytes) -> str:
     lines: list[str] = []
     for comment in comments:
         if "comment" not in comment.type:
             continue  # attributes and decorators are not documentation
-        for line in node_text(comment).split("\n"):
+        for line in node_text(data, comment).split("\n"):
             line = _COMMENT_CLOSE.sub("", _COMMENT_OPEN.sub("", line, count=1))
             lines.append(line.rstrip())
     return "\n".join(lines).strip()

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from engine import chunking_grammars
 from engine.chunking import chunk_file
 from engine.languages import detect_language
 from engine.types import FileChunks
@@ -395,6 +396,17 @@ def test_signatures_and_doc_comments(
     chunk = next(c for c in _chunk(name).chunks if c.qualified_name == qualified_name)
     assert chunk.signature == signature
     assert chunk.docstring == docstring
+
+
+@pytest.mark.parametrize("name", [*sorted(EXPECTED), "guide.md"])
+def test_time_guarded_parse_gives_the_same_result(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Large files are parsed through a read callback (to bound parse time); the tree then
+    # holds no source, so names and docstrings must come from the file's bytes all the same.
+    plain = _chunk(name)
+    monkeypatch.setattr(chunking_grammars, "GUARDED_PARSE_MIN_BYTES", 0)
+    assert _chunk(name) == plain
 
 
 def test_markdown_sections() -> None:
