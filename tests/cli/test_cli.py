@@ -51,10 +51,10 @@ def test_index_query_json_contract(env: Path) -> None:
     assert first["repo"] == "toy-repo"
     assert first["filePath"] == "toy/greeter.py"
     assert (first["startLine"], first["endLine"]) == (1, 2)
-    assert first["symbolName"] == "greet"
+    assert first["symbolName"] == "toy.greeter.greet"
     assert first["content"] == "def greet(name):\n    return f'Hello {name}'"
     assert 0.0 <= first["score"] <= 1.0
-    assert first["sources"] == ["lexical"]
+    assert first["sources"] == ["lexical", "vector", "symbol"]
 
 
 def test_readable_listing_and_explain(env: Path) -> None:

@@ -11,7 +11,7 @@ from engine.home import Home
 from engine.indexer import Indexer
 from engine.reader import open_index
 from engine.signal import IndexOptions, OpenOptions
-from signals.registry import plugins
+from signals import registry
 
 GREETER = '''"""Greeting helpers."""
 
@@ -54,11 +54,11 @@ def home(tmp_path: Path) -> Home:
 
 
 def indexer(home: Home) -> Indexer:
-    return Indexer(home, plugins(), IndexOptions(home=home.root))
+    return Indexer(home, registry.plugins(), IndexOptions(home=home.root))
 
 
 def search(home: Home, text: str) -> list[tuple[str, int, int, str]]:
-    opened = open_index(home, "toy", plugins(), OpenOptions(home=home.root))
+    opened = open_index(home, "toy", registry.plugins(), OpenOptions(home=home.root))
     try:
         results = opened.searcher.search(text, limit=5).results
         return [(r.path, r.start_line, r.end_line, r.symbol_name) for r in results]
@@ -71,7 +71,7 @@ def test_index_then_query(repo: Path, home: Home) -> None:
     assert report.files_indexed == 3
     assert report.skipped["ignored-dir"] == 1
     assert report.skipped["binary"] == 1
-    assert search(home, "greet")[0] == ("toy/greeter.py", 10, 11, "Greeter.greet")
+    assert search(home, "greet")[0] == ("toy/greeter.py", 10, 11, "toy.greeter.Greeter.greet")
     manifest = read_manifest(current_generation(home.repo_dir("toy")))  # type: ignore[arg-type]
     assert manifest["files"] == 3
     assert manifest["signals"]["lexical"]["ready"]
@@ -88,7 +88,7 @@ def test_incremental_reindex_touches_only_changed_files(repo: Path, home: Home) 
     assert report.files_unchanged == 1
     assert not report.full_rebuild
     assert search(home, "multiply")[0][0] == "toy/util.py"
-    assert not [r for r in search(home, "add") if r[3] == "add"]
+    assert not [r for r in search(home, "add") if r[3] == "toy.util.add"]
     assert all(r[0] != "README.md" for r in search(home, "usage toy project"))
 
 
@@ -149,5 +149,7 @@ def test_failed_build_keeps_previous_generation(
     with pytest.raises(KeyboardInterrupt):
         idx.reindex("toy")
     assert current_generation(home.repo_dir("toy")) == before
-    assert [p.name for p in home.repo_dir("toy").glob("gen-*")] == [before.name]  # type: ignore[union-attr]
-    assert search(home, "add")[0][3] == "add"
+    assert before is not None
+    newest = max(p.name for p in home.repo_dir("toy").glob("gen-*"))
+    assert newest == before.name  # the unpublished generation was removed
+    assert search(home, "add")[0][3] == "toy.util.add"

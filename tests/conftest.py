@@ -1,0 +1,64 @@
+"""Test-wide fixtures: the signal registry with a deterministic fake embedder.
+
+Engine and CLI tests exercise every registered signal, but the real embedding model (an
+ONNX export of MiniLM) is slow to prepare and belongs to the vector signal's own slow
+tests; here the vector signal embeds with the hashing fake instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from engine.signal import IndexOptions, OpenOptions, Signal, SignalBuilder, SignalPlugin
+from engine.types import Hit, Query
+from signals import registry
+from signals.vector.embedder import HashingEmbedder
+
+_real_plugins = registry.plugins
+
+
+class _NoMismatchWarning:
+    def __init__(self, inner: Signal) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.warning = ""
+
+    def search(self, query: Query, limit: int) -> list[Hit]:
+        return self.inner.search(query, limit)
+
+
+def fake_plugins() -> dict[str, SignalPlugin]:
+    from signals.vector.builder import VectorBuilder
+    from tests.signals.vector.fakes import fake_loader
+
+    def vector_builder(options: IndexOptions) -> SignalBuilder:
+        return VectorBuilder(options, load_model=fake_loader(HashingEmbedder(64)))
+
+    plugins = _real_plugins()
+    vector = plugins["vector"]
+
+    def vector_open(directory: Path, meta: Mapping[str, Any], options: OpenOptions) -> Signal:
+        # The fake model is never the configured one; that mismatch is tested on its own.
+        return _NoMismatchWarning(vector.open(directory, meta, options))
+
+    plugins["vector"] = SignalPlugin(vector.name, vector_builder, vector_open)
+    return plugins
+
+
+@pytest.fixture(autouse=True)
+def fake_embedder_registry(request: pytest.FixtureRequest) -> Iterator[None]:
+    if request.node.get_closest_marker("real_model"):
+        yield
+        return
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(registry, "plugins", fake_plugins)
+        yield
+
+
+def install_fake_registry() -> None:
+    """For subprocesses started by tests (e.g. ``engine serve``): use the fake embedder."""
+    registry.plugins = fake_plugins
