@@ -5,7 +5,7 @@ method and class-like definition, module code between; rules in chunking_layout)
 languages in ``SYNTAX_LANGUAGES``, heading sections for markdown, and line windows for
 every other text file. A file with a line longer than ``MAX_LINE_CHARS`` (minified or
 generated code) gets line windows too: syntax chunks of it would each repeat that line. So
-does a file that does not parse within its time budget (chunking_grammars.parse) or whose
+does a file that does not parse within its time budget (chunking_parsing.parse) or whose
 tree would make the definitions query pathologically slow (chunking_syntax.
 too_costly_to_query); it then has no definitions.
 
@@ -16,9 +16,10 @@ least one chunk, and a chunk's ``text`` is exactly its lines joined with ``\\n``
 
 from __future__ import annotations
 
-from engine.chunking_grammars import Grammar, grammar_for, parse
+from engine.chunking_grammars import Grammar, grammar_for
 from engine.chunking_layout import layout_chunks
 from engine.chunking_markdown import markdown_chunks
+from engine.chunking_parsing import parse
 from engine.chunking_syntax import find_definitions, too_costly_to_query
 from engine.chunking_windows import text_windows
 from engine.types import Definition, FileChunks

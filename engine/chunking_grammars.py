@@ -6,24 +6,15 @@ and every node that may wrap one (``@wrap``: decorators, ``export``) in a single
 the tree, done in C; everything the query cannot express (names, kinds that depend on a
 keyword) is a ``NodeRule`` keyed by node type.
 
-Parsers and compiled queries are built on first use and cached (parsers per thread, since a
-``Parser`` must not be shared between threads; queries are immutable and shared).
+Parsing and compiling the queries happen in chunking_parsing, on first use.
 """
 
 from __future__ import annotations
 
-import functools
-import threading
-import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, cast
 
 from engine import chunking_names as names
 from engine.types import DefinitionKind
-
-if TYPE_CHECKING:
-    from tree_sitter import Parser, Point, Query, Tree
-    from tree_sitter_language_pack import SupportedLanguage
 
 
 @dataclass(frozen=True, slots=True)
@@ -316,63 +307,3 @@ def grammar_for(language: str) -> Grammar | None:
 
 def grammar_languages() -> frozenset[str]:
     return frozenset(_GRAMMARS)
-
-
-@functools.cache
-def query_for(language: str) -> Query:
-    from tree_sitter import Query
-    from tree_sitter_language_pack import get_language
-
-    grammar = _GRAMMARS[language]
-    source = grammar.query
-    if grammar.wrappers:
-        source += "[" + " ".join(f"({w})" for w in grammar.wrappers) + "] @wrap"
-    return Query(get_language(cast("SupportedLanguage", language)), source)
-
-
-# Error recovery on text that is not really code (a `.cs` file of prose) can parse at
-# 40 KB/s, worse than linearly; a parse over budget is abandoned and the caller falls back
-# to line windows. Code parses at 1-4 MB/s here, so the budget only stops such files. Small
-# files skip the guard: the callback-driven parse costs ~10% more and they cannot be slow.
-PARSE_BUDGET_S = 2.0
-PARSE_BUDGET_S_PER_MB = 4.0
-GUARDED_PARSE_MIN_BYTES = 32_000
-
-
-def parse(language: str, data: bytes) -> Tree | None:
-    """The syntax tree of ``data``, or None when parsing ran over its time budget."""
-    parser = parser_for(language)
-    if len(data) < GUARDED_PARSE_MIN_BYTES:
-        return parser.parse(data)
-    deadline = time.monotonic() + PARSE_BUDGET_S + PARSE_BUDGET_S_PER_MB * len(data) / 1e6
-
-    def read(offset: int, point: Point) -> bytes:
-        del point
-        return data[offset : offset + 65_536]
-
-    def over_budget(offset: int, has_error: bool) -> bool:
-        del offset, has_error
-        return time.monotonic() > deadline
-
-    try:
-        # A progress callback is only honoured with a read callback, not with bytes.
-        return parser.parse(read, progress_callback=over_budget)
-    except ValueError:  # "Parsing failed": the callback stopped it
-        return None
-
-
-_parsers = threading.local()
-
-
-def parser_for(language: str) -> Parser:
-    cache: dict[str, Parser] | None = getattr(_parsers, "by_language", None)
-    if cache is None:
-        cache = {}
-        _parsers.by_language = cache
-    parser = cache.get(language)
-    if parser is None:
-        from tree_sitter_language_pack import get_parser
-
-        parser = get_parser(cast("SupportedLanguage", language))
-        cache[language] = parser
-    return parser

@@ -13,8 +13,8 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from engine.chunking_grammars import parse
 from engine.chunking_names import node_text
+from engine.chunking_parsing import parse
 from engine.chunking_syntax import too_costly_to_query
 from engine.chunking_windows import split_range, statement_starts, text_windows
 from engine.types import ChunkDraft

@@ -40,7 +40,7 @@ BodyFn = Callable[["Node"], "Node | None"]
 
 def node_text(data: bytes, node: Node) -> str:
     """The source of ``node``. Not ``Node.text``: a tree parsed from a read callback (see
-    chunking_grammars.parse) keeps no source and fetches it again through the callback."""
+    chunking_parsing.parse) keeps no source and fetches it again through the callback."""
     return data[node.start_byte : node.end_byte].decode("utf-8", "replace")
 
 

@@ -15,8 +15,9 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from engine.chunking_grammars import Grammar, NodeRule, query_for
+from engine.chunking_grammars import Grammar, NodeRule
 from engine.chunking_names import node_text
+from engine.chunking_parsing import query_for
 from engine.types import DefinitionKind
 
 if TYPE_CHECKING:

@@ -9,7 +9,7 @@ import textwrap
 
 import pytest
 
-from engine import chunking_grammars
+from engine import chunking_parsing
 from engine.chunking import CHUNKER_VERSION, MAX_LINE_CHARS, chunk_file, split_lines
 from engine.chunking_layout import MAX_CHUNK_LINES
 from engine.chunking_markdown import MAX_SECTION_LINES
@@ -251,10 +251,10 @@ def test_huge_runs_of_error_tokens_fall_back_to_windows() -> None:
 def test_a_parse_over_its_time_budget_falls_back_to_windows(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(chunking_grammars, "PARSE_BUDGET_S", -1.0)
-    monkeypatch.setattr(chunking_grammars, "PARSE_BUDGET_S_PER_MB", 0.0)
+    monkeypatch.setattr(chunking_parsing, "PARSE_BUDGET_S", -1.0)
+    monkeypatch.setattr(chunking_parsing, "PARSE_BUDGET_S_PER_MB", 0.0)
     large = "".join(f"def f{i}(x):\n    return x + {i}\n\n" for i in range(2000))
-    assert len(large) > chunking_grammars.GUARDED_PARSE_MIN_BYTES
+    assert len(large) > chunking_parsing.GUARDED_PARSE_MIN_BYTES
     result = chunk_file("big.py", large, "python")
     assert {c.kind for c in result.chunks} == {"window"}
     assert result.definitions == []

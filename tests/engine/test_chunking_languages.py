@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from engine import chunking_grammars
+from engine import chunking_parsing
 from engine.chunking import chunk_file
 from engine.languages import detect_language
 from engine.types import FileChunks
@@ -405,7 +405,7 @@ def test_time_guarded_parse_gives_the_same_result(
     # Large files are parsed through a read callback (to bound parse time); the tree then
     # holds no source, so names and docstrings must come from the file's bytes all the same.
     plain = _chunk(name)
-    monkeypatch.setattr(chunking_grammars, "GUARDED_PARSE_MIN_BYTES", 0)
+    monkeypatch.setattr(chunking_parsing, "GUARDED_PARSE_MIN_BYTES", 0)
     assert _chunk(name) == plain
 
 
