@@ -108,8 +108,35 @@ def _print_report(report: Any, as_json: bool) -> None:
 @click.option("--name", "slug", help="Repository name (default: the folder name).")
 @click.option("--wait", is_flag=True, help="Wait for another indexer of this repo to finish.")
 @click.option("--full", is_flag=True, help="Rebuild from scratch instead of updating.")
+@click.option(
+    "--model",
+    type=click.Path(path_type=Path, exists=True, file_okay=False),
+    help="A local sentence-transformers model folder (default: the bundled MiniLM).",
+)
+@click.option(
+    "--scip",
+    "scip_file",
+    type=click.Path(path_type=Path, exists=True, dir_okay=False),
+    help="A SCIP index (index.scip) to take symbols from.",
+)
+@click.option(
+    "--scip-indexer",
+    type=click.Choice(["auto", "none"]),
+    default="none",
+    show_default=True,
+    help="auto: run the installed real SCIP indexers (scip-python, scip-typescript).",
+)
 @json_option
-def index(path: Path, slug: str | None, wait: bool, full: bool, as_json: bool) -> None:
+def index(
+    path: Path,
+    slug: str | None,
+    wait: bool,
+    full: bool,
+    model: Path | None,
+    scip_file: Path | None,
+    scip_indexer: str,
+    as_json: bool,
+) -> None:
     """Register the repository at PATH and index it (incrementally when already indexed)."""
     ctx = Context(as_json)
     with errors_reported(ctx):
@@ -117,7 +144,13 @@ def index(path: Path, slug: str | None, wait: bool, full: bool, as_json: bool) -
 
         name = validate_slug(slug) if slug else slug_from_folder(path.resolve())
         progress = Progress()
-        indexer = Indexer(ctx.home, _plugins(), _index_options(ctx.home), progress)
+        options = _index_options(
+            ctx.home,
+            model=str(model.resolve()) if model else None,
+            scip_file=scip_file.resolve() if scip_file else None,
+            scip_indexer=scip_indexer,
+        )
+        indexer = Indexer(ctx.home, _plugins(), options, progress)
         report = indexer.index(name, path, wait=wait, full=full)
         progress.finish()
         _print_report(report, as_json)
@@ -321,3 +354,43 @@ def eval_(
             baseline=baseline,
             as_json=as_json,
         )
+
+
+def _lookup(slug: str, text: str, limit: int, as_json: bool, *, references: bool) -> None:
+    ctx = Context(as_json)
+    with errors_reported(ctx):
+        from cli.lookup_commands import lookup
+
+        data = lookup(ctx.home, _plugins(), slug, text, references=references, limit=limit)
+        if as_json:
+            click.echo(dumps(data))
+            return
+        if not data["results"]:
+            click.echo("nothing found")
+        for item in data["results"]:
+            where = click.style(f"{item['filePath']}:{item['line']}", fg="cyan", bold=True)
+            role = item["role"] if item["exact"] else f"{item['role']} (name match)"
+            inside = f" in {item['enclosing']}" if item["enclosing"] else ""
+            click.echo(f"{where}  {click.style(item['symbolName'], fg='green')}  {role}{inside}")
+            if item["role"] == "reference" and item["content"]:
+                click.echo(f"    {item['content'].strip()}")
+
+
+@main.command()
+@click.argument("slug")
+@click.argument("name")
+@click.option("--limit", default=20, show_default=True, type=click.IntRange(1, 1000))
+@json_option
+def defs(slug: str, name: str, limit: int, as_json: bool) -> None:
+    """Find definitions of NAME (a name, a dotted path or a SCIP symbol)."""
+    _lookup(slug, name, limit, as_json, references=False)
+
+
+@main.command()
+@click.argument("slug")
+@click.argument("symbol")
+@click.option("--limit", default=50, show_default=True, type=click.IntRange(1, 1000))
+@json_option
+def refs(slug: str, symbol: str, limit: int, as_json: bool) -> None:
+    """List the definition and the references of SYMBOL, callers first."""
+    _lookup(slug, symbol, limit, as_json, references=True)

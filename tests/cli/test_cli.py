@@ -115,3 +115,38 @@ def test_cli_import_loads_no_heavy_library() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout
     assert out.strip() == "[]"
+
+
+def test_defs_and_refs(env: Path) -> None:
+    (env / "toy" / "main.py").write_text(
+        "from toy.greeter import greet\n\n\ndef run():\n    return greet('x')\n"
+    )
+    run("index", str(env), "--name", "toy")
+    code, out = run("defs", "toy", "greet", "--json")
+    assert code == 0
+    data = json.loads(out)
+    first = data["results"][0]
+    assert (first["filePath"], first["startLine"], first["role"]) == (
+        "toy/greeter.py",
+        1,
+        "definition",
+    )
+    assert first["symbolName"] == "toy.greeter.greet"
+    code, out = run("refs", "toy", "greet", "--json")
+    refs = [r for r in json.loads(out)["results"] if r["role"] == "reference"]
+    assert any(
+        r["filePath"] == "toy/main.py" and r["line"] == 5 and r["enclosing"] == "run" for r in refs
+    )
+    assert json.loads(run("defs", "nope", "x", "--json")[1])["error"].startswith(
+        "no index for nope"
+    )
+
+
+def test_index_with_bad_scip_file_still_indexes(env: Path, tmp_path: Path) -> None:
+    broken = tmp_path / "broken.scip"
+    broken.write_bytes(b"\x0a\xff\xff garbage")
+    code, out = run("index", str(env), "--name", "toy", "--scip", str(broken), "--json")
+    assert code == 0
+    report = json.loads(out)
+    assert report["signals"]["symbol"]["ready"] is True
+    assert any("broken.scip" in p for p in report["problems"])
