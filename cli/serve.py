@@ -34,7 +34,7 @@ from mcp.types import CallToolResult, ListToolsResult, TextContent, ToolAnnotati
 from pydantic import ValidationError
 
 from cli.serve_indexes import IndexCache
-from cli.serve_reindex import ReindexJobs
+from cli.serve_reindex import CHILD_COMMAND, ReindexJobs
 from cli.serve_tools import TOOLS, ToolContext, ToolSpec, repo_names
 from cli.serve_transport import StdioWire, checked_stdio, claim_stdio
 from engine.errors import EngineError, RepoNotFound, UsageError
@@ -193,8 +193,11 @@ def _configure_logging() -> None:
     logging.getLogger("cli").setLevel(level)
 
 
-def serve(home_root: Path | None = None) -> None:
-    """Serve the tools over stdin/stdout until stdin closes."""
+def serve(home_root: Path | None = None, *, reindex_command: Sequence[str] = CHILD_COMMAND) -> None:
+    """Serve the tools over stdin/stdout until stdin closes.
+
+    ``reindex_command`` runs one reindex (the slug is appended); it prints the summary.
+    """
     wire = claim_stdio()  # before anything that might print is imported
     _configure_logging()
     # SIGTERM (a client giving up on a slow exit) shuts down like Ctrl-C: children stopped.
@@ -202,7 +205,9 @@ def serve(home_root: Path | None = None) -> None:
     from signals.registry import plugins
 
     home = Home(home_root or engine_home())
-    context = ToolContext(home, IndexCache(home, plugins()), ReindexJobs(home.root))
+    indexes = IndexCache(home, plugins())
+    jobs = ReindexJobs(home.root, command=reindex_command, on_done=indexes.refresh)
+    context = ToolContext(home, indexes, jobs)
     server = build_server(context)
     log.info("engine serve: index home %s, tools %s", home.root, ", ".join(s.name for s in TOOLS))
     try:

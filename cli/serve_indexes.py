@@ -94,6 +94,14 @@ class IndexCache:
             slot.users += 1
             return slot
 
+    def _take_current(self, slug: str) -> _Slot | None:
+        """The cached slot whatever its generation, with one more user."""
+        with self._lock:
+            slot = self._slots.get(slug)
+            if slot is not None:
+                slot.users += 1
+            return slot
+
     def _acquire(self, slug: str, generation: Path | None) -> _Slot:
         slot = self._take(slug, generation)
         if slot is not None:
@@ -102,7 +110,14 @@ class IndexCache:
             if self._closed:
                 raise RuntimeError("the index cache is closed")
             opening = self._opening.setdefault(slug, threading.Lock())
-        with opening:
+        if not opening.acquire(blocking=False):
+            # Another call is opening the new generation (which can take a second with a
+            # model to load): answer from the previous one meanwhile instead of waiting.
+            slot = self._take_current(slug)
+            if slot is not None:
+                return slot
+            opening.acquire()
+        try:
             # Another call may have opened it while this one waited.
             slot = self._take(slug, generation)
             if slot is not None:
@@ -112,17 +127,27 @@ class IndexCache:
             with self._lock:
                 old = self._slots.get(slug)
                 self._slots[slug] = slot
-            if old is not None:
-                log.info(
-                    "%s: serving %s (was %s)",
-                    slug,
-                    opened.generation.name,
-                    old.opened.generation.name,
-                )
-                self._retire_slot(old)
-            else:
-                log.info("%s: opened %s", slug, opened.generation.name)
-            return slot
+        finally:
+            opening.release()
+        if old is not None:
+            log.info(
+                "%s: serving %s (was %s)",
+                slug,
+                opened.generation.name,
+                old.opened.generation.name,
+            )
+            self._retire_slot(old)
+        else:
+            log.info("%s: opened %s", slug, opened.generation.name)
+        return slot
+
+    def refresh(self, slug: str) -> None:
+        """Open the published generation now (after a reindex), so no search waits for it."""
+        try:
+            with self.use(slug):
+                pass
+        except Exception:
+            log.warning("could not open the new index of %s", slug, exc_info=True)
 
     def _release(self, slot: _Slot) -> None:
         with self._lock:

@@ -22,7 +22,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -72,8 +72,7 @@ class Job:
         return round(time.monotonic() - self.started, 1)
 
 
-def _child_command(slug: str) -> list[str]:
-    return [sys.executable, "-m", "cli.serve_reindex", slug]
+CHILD_COMMAND = (sys.executable, "-m", "cli.serve_reindex")  # the slug is appended
 
 
 def _child_env(home: Path) -> dict[str, str]:
@@ -87,9 +86,16 @@ def _child_env(home: Path) -> dict[str, str]:
 class ReindexJobs:
     """At most one reindex child per repository; the outcome of the last one is kept."""
 
-    def __init__(self, home: Path, *, command: Sequence[str] | None = None) -> None:
+    def __init__(
+        self,
+        home: Path,
+        *,
+        command: Sequence[str] = CHILD_COMMAND,
+        on_done: Callable[[str], None] | None = None,
+    ) -> None:
         self.home = home
-        self._command = list(command) if command else None  # replaced by tests only
+        self._command = list(command)
+        self._on_done = on_done  # called with the slug after a successful reindex
         self._lock = threading.Lock()
         self._running: dict[str, Job] = {}
         self._last: dict[str, Job] = {}
@@ -146,7 +152,7 @@ class ReindexJobs:
     def _start(self, slug: str) -> Job:
         """Spawn the child (caller holds the lock)."""
         process = subprocess.Popen(
-            self._command or _child_command(slug),
+            [*self._command, slug],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=None,  # the child's warnings join the server's log
@@ -180,6 +186,8 @@ class ReindexJobs:
             }
         if "error" not in outcome:
             outcome["seconds"] = round(time.monotonic() - job.started, 2)
+            if self._on_done is not None:
+                self._on_done(job.slug)  # before ``done``: the caller then finds it warm
         log.info("reindex of %s finished: %s", job.slug, outcome.get("error", "done"))
         with self._lock:
             job.outcome, job.finished = outcome, time.monotonic()

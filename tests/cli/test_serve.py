@@ -24,10 +24,18 @@ from engine.indexer import Indexer
 from engine.reader import open_index
 from engine.signal import IndexOptions, OpenOptions
 from engine.types import Filters
-from signals.registry import plugins
+from tests.conftest import fake_plugins
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
-SERVER_COMMAND = [sys.executable, "-c", "from cli.serve import main; main()"]
+# The server and its reindex children embed with the test fake, like the index built here.
+FAKE = "from tests.conftest import install_fake_registry; install_fake_registry()"
+CHILD_CODE = f"{FAKE}; from cli.serve_reindex import child_main; child_main()"
+SERVER_CODE = (
+    f"import sys; {FAKE}; from cli.serve import serve; "
+    f"serve(reindex_command=[sys.executable, '-c', {CHILD_CODE!r}])"
+)
+SERVER_COMMAND = [sys.executable, "-c", SERVER_CODE]
+SIGNALS = {"lexical", "vector", "symbol"}
 HANG_GUARD_S = 120  # fails a test that would otherwise hang; not a speed check
 RESULT_KEYS = [
     "repo",
@@ -66,7 +74,7 @@ def write_repo(root: Path) -> Path:
 def build_home(tmp: Path) -> Path:
     home = tmp / "home"
     repo = write_repo(tmp / "toy")
-    Indexer(Home(home), plugins(), IndexOptions(home=home)).index("toy", repo)
+    Indexer(Home(home), fake_plugins(), IndexOptions(home=home)).index("toy", repo)
     return home
 
 
@@ -120,7 +128,7 @@ def run_client(
 
 def expected_search(home: Path, query: str, limit: int, filters: Filters) -> dict[str, Any]:
     """What ``engine query --json`` prints for the same search, computed in-process."""
-    opened = open_index(Home(home), "toy", plugins(), OpenOptions(home=home))
+    opened = open_index(Home(home), "toy", fake_plugins(), OpenOptions(home=home))
     try:
         return response_json(opened.searcher.search(query, limit=limit, filters=filters))
     finally:
@@ -158,10 +166,11 @@ def test_semantic_search_is_the_query_json_contract(shared_home: Path, tmp_path:
         assert first["repo"] == "toy"
         assert first["filePath"] == "toy/greeter.py"
         assert (first["startLine"], first["endLine"]) == (1, 2)
-        assert first["symbolName"] == "greet"
+        assert first["symbolName"].endswith("greet")
         assert first["content"] == "def greet(name):\n    return f'Hello {name}'"
-        assert 0.0 <= first["score"] <= 1.0
-        assert first["sources"] == ["lexical"]
+        assert all(0.0 <= r["score"] <= 1.0 for r in data["results"])
+        assert "lexical" in first["sources"]
+        assert set(first["sources"]) <= SIGNALS
 
         filtered = await call(
             session,
@@ -178,7 +187,8 @@ def test_semantic_search_is_the_query_json_contract(shared_home: Path, tmp_path:
             "semanticSearch",
             {"repo": "toy", "query": "request body", "path": ["web"], "kind": "function"},
         )
-        assert [r["symbolName"] for r in by_path["results"]] == ["handleRequest"]
+        assert [r["filePath"] for r in by_path["results"]] == ["web/handler.ts"]
+        assert by_path["results"][0]["symbolName"].endswith("handleRequest")
 
     run_client(shared_home, tmp_path, body)
 
@@ -197,7 +207,8 @@ def test_index_status_and_list_repos(shared_home: Path, tmp_path: Path) -> None:
         assert status["repo"] == "toy"
         assert status["files"] == 3
         assert status["languages"] == {"python": 2, "typescript": 1}
-        assert status["signals"]["lexical"]["ready"] is True
+        assert set(status["signals"]) == SIGNALS
+        assert all(state["ready"] for state in status["signals"].values())
         assert status["changedSinceBuild"]["total"] == 0
         assert "reindex" not in status
 
@@ -236,7 +247,7 @@ def test_unknown_repo_and_bad_arguments_are_errors_then_serving_goes_on(
         assert "semanticSearch" in unknown["error"]
 
         after = await call(session, "semanticSearch", {"repo": "toy", "query": "shout"})
-        assert after["results"][0]["symbolName"] == "shout"
+        assert after["results"][0]["symbolName"].endswith("shout")
 
     run_client(shared_home, tmp_path, body)
 
@@ -265,7 +276,7 @@ def test_reindex_while_searching_then_new_generation_is_served(tmp_path: Path) -
 
     async def body(session: ClientSession) -> None:
         before = await call(session, "semanticSearch", {"repo": "toy", "query": "frobnicate"})
-        assert before["total"] == 0
+        assert all(r["filePath"] != "toy/frob.py" for r in before["results"])
         (repo / "toy" / "frob.py").write_text("def frobnicate(widget):\n    return widget\n")
         (repo / "toy" / "greeter.py").unlink()
 
@@ -290,7 +301,7 @@ def test_reindex_while_searching_then_new_generation_is_served(tmp_path: Path) -
             assert answer["results"][0]["filePath"] == "toy/retry.py"
 
         after = await call(session, "semanticSearch", {"repo": "toy", "query": "frobnicate"})
-        assert [r["filePath"] for r in after["results"]] == ["toy/frob.py"]
+        assert after["results"][0]["filePath"] == "toy/frob.py"
         gone = await call(session, "semanticSearch", {"repo": "toy", "query": "greet shout"})
         assert all(r["filePath"] != "toy/greeter.py" for r in gone["results"])
         status = await call(session, "indexStatus", {"repo": "toy"})
@@ -409,7 +420,7 @@ def test_malformed_messages_get_jsonrpc_errors_and_serving_goes_on(raw_server: R
     assert raw_server.receive()["error"]["code"] == -32601
 
     answer = raw_server.search(43, "shout")
-    assert answer["results"][0]["symbolName"] == "shout"
+    assert answer["results"][0]["symbolName"].endswith("shout")
     assert raw_server.close_stdin_and_wait() == (0, [])
 
 

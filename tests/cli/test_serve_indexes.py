@@ -12,6 +12,8 @@ from engine.errors import RepoNotFound
 from engine.home import Home
 from engine.reader import OpenIndex
 
+HANG_GUARD_S = 60.0  # fails a test that would otherwise hang; not a speed check
+
 
 class FakeOpen:
     """Stands in for ``OpenIndex``: the generation it was opened at, and whether it closed."""
@@ -32,10 +34,12 @@ class Opener:
     def __init__(self, home: Home) -> None:
         self.home = home
         self.opened: list[FakeOpen] = []
-        self.gate = threading.Event()
+        self.entered = threading.Event()  # set when a call is inside the opener
+        self.gate = threading.Event()  # the opener waits for it
         self.gate.set()
 
     def __call__(self, slug: str) -> OpenIndex:
+        self.entered.set()
         self.gate.wait()
         name = (self.home.repo_dir(slug) / "CURRENT").read_text().strip()
         fake = FakeOpen(self.home.repo_dir(slug) / name)
@@ -111,6 +115,33 @@ def test_concurrent_first_calls_open_the_index_once(home: Home) -> None:
         thread.join()
     assert seen == ["gen-000001"] * 8
     assert len(opener.opened) == 1
+
+
+def test_calls_during_a_slow_open_are_served_from_the_previous_generation(home: Home) -> None:
+    opener = Opener(home)
+    cache = IndexCache(home, {}, opener=opener)
+    with cache.use("toy"):
+        pass
+    publish(home, "toy", 2)
+    opener.gate.clear()
+    opener.entered.clear()
+    opened_new: list[str] = []
+
+    def first_call_after_publish() -> None:
+        with cache.use("toy") as opened:
+            opened_new.append(opened.generation.name)
+
+    thread = threading.Thread(target=first_call_after_publish)
+    thread.start()
+    assert opener.entered.wait(HANG_GUARD_S)  # that call is now opening gen-000002
+    with cache.use("toy") as meanwhile:
+        assert meanwhile.generation.name == "gen-000001"
+    opener.gate.set()
+    thread.join()
+    assert opened_new == ["gen-000002"]
+    with cache.use("toy") as opened:
+        assert opened.generation.name == "gen-000002"
+    assert opener.opened[0].is_closed()
 
 
 def test_a_removed_repository_is_an_error_and_its_index_is_closed(home: Home) -> None:

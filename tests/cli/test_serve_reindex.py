@@ -53,10 +53,25 @@ def test_one_job_per_repository_and_its_outcome_is_kept(tmp_path: Path) -> None:
     jobs.close()
 
 
+def test_success_is_announced_before_the_caller_gets_the_summary(tmp_path: Path) -> None:
+    done: list[str] = []
+    summary = '{"repo": "toy", "status": "done", "generation": "gen-000009"}'
+    jobs = ReindexJobs(tmp_path, command=fake_child(f"print({summary!r})"), on_done=done.append)
+    outcome = jobs.run("toy", wait_s=HANG_GUARD_S)
+    assert outcome["generation"] == "gen-000009"
+    assert done == ["toy"]
+
+
 def test_a_child_that_fails_without_a_summary_is_reported(tmp_path: Path) -> None:
-    jobs = ReindexJobs(tmp_path, command=fake_child("import sys; print('garbage'); sys.exit(3)"))
+    done: list[str] = []
+    jobs = ReindexJobs(
+        tmp_path,
+        command=fake_child("import sys; print('garbage'); sys.exit(3)"),
+        on_done=done.append,
+    )
     outcome = jobs.run("toy", wait_s=HANG_GUARD_S)
     assert "exit code 3" in outcome["error"]
+    assert done == []
     assert wait_for_state(jobs, "failed")["error"] == outcome["error"]
 
 
