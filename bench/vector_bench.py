@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import resource
 import statistics
 import subprocess
 import sys
@@ -273,17 +274,21 @@ import sys
 print(json.dumps({{"import": t1 - t0, "open": t2 - t1, "search": t3 - t2, "hits": len(hits),
   "torch": "torch" in sys.modules}}))
 """
-    walls, parts = [], []
+    walls, cpus, parts = [], [], []
     for _ in range(args.runs):
         t = time.perf_counter()
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         out = subprocess.run(
             [sys.executable, "-c", code], capture_output=True, text=True, check=True
         )
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
         walls.append(time.perf_counter() - t)
+        cpus.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
         parts.append(json.loads(out.stdout))
     print(
         f"cold process ({len(chunks)} chunks indexed), {args.runs} runs: wall p50"
-        f" {statistics.median(walls):.3f} s (min {min(walls):.3f}, max {max(walls):.3f});"
+        f" {statistics.median(walls):.3f} s (min {min(walls):.3f}, max {max(walls):.3f}),"
+        f" cpu p50 {statistics.median(cpus):.3f} s;"
         f" import {statistics.median(p['import'] for p in parts):.3f} s, open"
         f" {statistics.median(p['open'] for p in parts):.3f} s, first search"
         f" {statistics.median(p['search'] for p in parts):.3f} s; torch imported:"
@@ -350,8 +355,8 @@ def cmd_parts(args: argparse.Namespace) -> None:
         for column, cid in enumerate(ids):
             best[:, cid - 1] = np.maximum(best[:, cid - 1], scores[:, column])
         ranks = [(best[i] > best[i, i]).sum() + 1 for i in range(len(items))]
-        mrr = statistics.mean(1.0 / r for r in ranks)
-        hit10 = statistics.mean(r <= 10 for r in ranks)
+        mrr = statistics.mean(1.0 / float(r) for r in ranks)
+        hit10 = statistics.mean(float(r <= 10) for r in ranks)
         print(
             f"max_parts={max_parts}: {len(texts)} vectors for {len(items)} functions,"
             f" embed {seconds:.1f} s; MRR {mrr:.3f}, hit@10 {hit10:.3f}"

@@ -124,7 +124,7 @@ def mismatch_warning(meta: Mapping[str, Any], configured: str | None, home: Path
     configured_name = configured or BUNDLED_NAME
     try:
         identity = identify(resolve_model(configured), home)
-    except SignalUnavailable:
+    except (SignalUnavailable, OSError):
         return (
             f"index built with model {index_name}; configured model {configured_name} "
             "ignored (not found); run engine index again to switch"

@@ -8,7 +8,8 @@ index is exhausted, so a narrow filter still gets a full list; the searcher filt
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -27,15 +28,22 @@ OVERFETCH = 4
 
 
 class VectorSignal:
+    """``warning`` may be given as a function: it is called once, on first read, because
+    identifying the configured model can mean hashing its weights (once per home)."""
+
     def __init__(
-        self, store: VectorStore, embedder: Embedder, directory: Path, warning: str = ""
+        self,
+        store: VectorStore,
+        embedder: Embedder,
+        directory: Path,
+        warning: str | Callable[[], str] = "",
     ) -> None:
         self._store = store
         self._embedder = embedder
         self._directory = directory
         self._warning = warning
         self._table: ChunkTable | None = None
-        self._table_lock = threading.Lock()
+        self._lock = threading.Lock()
 
     @property
     def name(self) -> str:
@@ -43,7 +51,10 @@ class VectorSignal:
 
     @property
     def warning(self) -> str:
-        return self._warning
+        with self._lock:
+            if callable(self._warning):
+                self._warning = self._warning()
+            return self._warning
 
     def search(self, query: Query, limit: int) -> list[Hit]:
         if limit <= 0 or not query.text.strip() or self._store.vector_count == 0:
@@ -63,7 +74,7 @@ class VectorSignal:
             k *= OVERFETCH
 
     def _chunk_table(self) -> ChunkTable:
-        with self._table_lock:
+        with self._lock:
             if self._table is None:
                 self._table = ChunkTable.load(self._directory)
             return self._table
@@ -105,5 +116,6 @@ def open_vector_signal(
             f"the vector index holds {store.dim}-dimensional vectors but its model gives "
             f"{embedder.dim}; run `engine index` again"
         )
-    warning = mismatch_warning(model, options.model, options.home)
-    return VectorSignal(store, embedder, directory, warning)
+    return VectorSignal(
+        store, embedder, directory, partial(mismatch_warning, model, options.model, options.home)
+    )
