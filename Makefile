@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEMO_QUERY ?= where are search results from several signals fused into one ranking
 
-.PHONY: setup demo test test-slow check lint typecheck format bench eval clean
+.PHONY: setup demo test test-slow check lint typecheck format bench eval eval-repo clean
 
 setup: $(STAMP)
 
@@ -48,6 +48,13 @@ bench: setup
 eval: setup
 	$(BIN)/engine index . --name engine-self
 	$(BIN)/engine eval eval/datasets/self.jsonl --repo engine-self
+
+# A public-repository dataset, e.g. `make eval-repo REPO=jinja` (jinja, ky, urfave-cli):
+# materializes the pinned commit into .eval-repos/, indexes it and runs its dataset.
+eval-repo: setup
+	$(BIN)/python -m eval.materialize $(REPO)
+	$(BIN)/engine index .eval-repos/$(REPO) --name $(REPO)
+	$(BIN)/engine eval eval/datasets/$(REPO).jsonl --repo $(REPO)
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache
