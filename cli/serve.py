@@ -18,6 +18,7 @@ import logging
 import os
 import signal
 import sys
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -37,7 +38,7 @@ from cli.serve_indexes import IndexCache
 from cli.serve_reindex import CHILD_COMMAND, ReindexJobs
 from cli.serve_tools import TOOLS, ToolContext, ToolSpec, repo_names
 from cli.serve_transport import StdioWire, checked_stdio, claim_stdio
-from engine.errors import EngineError, RepoNotFound, UsageError
+from engine.errors import EngineError, RepoNotFound
 from engine.home import Home, engine_home
 
 log = logging.getLogger("cli.serve")
@@ -70,10 +71,8 @@ def run_tool(spec: ToolSpec, context: ToolContext, arguments: dict[str, Any]) ->
     """Run one tool to a JSON object: a failure becomes ``{"error": ...}``, never an exception."""
     try:
         return spec.run(context, **arguments)
-    except (RepoNotFound, UsageError) as exc:
-        if isinstance(exc, RepoNotFound) or "repository name" in str(exc):
-            return {"error": _unknown_repo_message(exc, context)}
-        return {"error": str(exc)}
+    except RepoNotFound as exc:
+        return {"error": _unknown_repo_message(exc, context)}
     except EngineError as exc:
         return {"error": str(exc)}
     except Exception as exc:  # a bug: the agent gets a message, the log gets the traceback
@@ -90,12 +89,15 @@ def _thread_tool(
     """An async function with the tool's own signature that runs it on a worker thread."""
 
     async def call(**arguments: Any) -> CallToolResult:
+        started = time.perf_counter()
         data = await anyio.to_thread.run_sync(
             functools.partial(run_tool, spec, context, arguments),
             limiter=limiter,
             abandon_on_cancel=True,  # a cancelled call must not hold up shutdown
         )
-        return json_result(data)
+        result = json_result(data)
+        log.debug("%s took %.2f ms", spec.name, (time.perf_counter() - started) * 1000)
+        return result
 
     signature = inspect.signature(spec.run, eval_str=True)
     parameters = list(signature.parameters.values())[1:]  # the first one is the context

@@ -20,7 +20,7 @@ from pydantic import Field
 from cli.output import response_json
 from cli.serve_indexes import IndexCache
 from cli.serve_reindex import ReindexJobs
-from engine.errors import EngineError
+from engine.errors import EngineError, RepoNotFound, UsageError
 from engine.home import Home, validate_slug
 from engine.reader import load_manifest
 from engine.status import repo_status
@@ -50,6 +50,14 @@ class ToolSpec:
 
 def repo_names(home: Home) -> list[str]:
     return [entry.slug for entry in home.list()]
+
+
+def repo_slug(repo: str) -> str:
+    """``repo`` as a slug; a name that cannot be a slug is simply a repository that is not there."""
+    try:
+        return validate_slug(repo)
+    except UsageError as exc:
+        raise RepoNotFound(str(exc)) from None
 
 
 def _strings(value: str | list[str] | None) -> tuple[str, ...]:
@@ -122,7 +130,7 @@ def semantic_search(
         ),
     ] = None,
 ) -> dict[str, Any]:
-    slug = validate_slug(repo)
+    slug = repo_slug(repo)
     filters = Filters(languages=_strings(lang), path_globs=_strings(path), kinds=_strings(kind))
     with context.indexes.use(slug) as opened:
         response = opened.searcher.search(query, limit=limit, filters=filters)
@@ -141,7 +149,7 @@ Failures come back as {"error": "..."} with the fix."""
 
 
 def index_status(context: ToolContext, repo: Repo) -> dict[str, Any]:
-    slug = validate_slug(repo)
+    slug = repo_slug(repo)
     data = repo_status(context.home, slug)
     job = context.jobs.state(slug)
     if job is not None:
@@ -193,7 +201,7 @@ Failures come back as {"error": "..."} with the fix."""
 
 
 def reindex(context: ToolContext, repo: Repo) -> dict[str, Any]:
-    slug = validate_slug(repo)
+    slug = repo_slug(repo)
     context.home.get(slug)  # an unknown repository fails here, with the hint to index it
     return context.jobs.run(slug, wait_s=context.reindex_wait_s)
 
