@@ -283,6 +283,17 @@ def _signal_list(value: str | None) -> list[str] | None:
 @click.option("--lang", multiple=True, help="Only results in this language (repeatable).")
 @click.option("--path", "path_glob", multiple=True, help="Only paths matching this glob.")
 @click.option("--kind", multiple=True, help="Only chunks of this kind (function, class, …).")
+@click.option("--include-tests", is_flag=True, help="Do not rank test files lower.")
+@click.option(
+    "--include-generated", is_flag=True, help="Do not rank generated or vendored code lower."
+)
+@click.option(
+    "--max-per-file",
+    default=3,
+    show_default=True,
+    type=click.IntRange(1, 1000),
+    help="At most this many results from one file.",
+)
 @click.option("--explain", is_flag=True, help="Show each signal's rank, score and latency.")
 @json_option
 def query(
@@ -293,12 +304,16 @@ def query(
     lang: tuple[str, ...],
     path_glob: tuple[str, ...],
     kind: tuple[str, ...],
+    include_tests: bool,
+    include_generated: bool,
+    max_per_file: int,
     explain: bool,
     as_json: bool,
 ) -> None:
     """Search the index of SLUG for TEXT (a question, an identifier, an error message)."""
     ctx = Context(as_json)
     with errors_reported(ctx):
+        from engine.ranking import RankingOptions
         from engine.reader import open_index
         from engine.signal import OpenOptions
 
@@ -307,8 +322,17 @@ def query(
             ctx.home, validate_slug(slug), _plugins(), OpenOptions(home=ctx.home.root), only=names
         )
         try:
+            ranking = RankingOptions(
+                include_tests=include_tests,
+                include_generated=include_generated,
+                max_per_file=max_per_file,
+            )
             response = opened.searcher.search(
-                text, limit=limit, signals=names, filters=_filters(lang, path_glob, kind)
+                text,
+                limit=limit,
+                signals=names,
+                filters=_filters(lang, path_glob, kind),
+                ranking=ranking,
             )
         finally:
             opened.close()

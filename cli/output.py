@@ -21,7 +21,10 @@ def result_json(result: Result, *, explain: bool = False) -> dict[str, Any]:
         "score": result.score,
         "sources": list(result.sources),
     }
+    if result.duplicates:
+        data["alsoIn"] = list(result.duplicates)
     if explain:
+        data["prior"] = {"factor": result.prior, "reason": result.prior_reason}
         data["explain"] = [
             {
                 "signal": c.signal,
@@ -74,7 +77,11 @@ def print_response(response: SearchResponse, *, explain: bool = False) -> None:
         symbol = click.style(r.symbol_name, fg="green") if r.symbol_name else ""
         meta = click.style(f"score {r.score:.3f}  [{', '.join(r.sources)}]", dim=True)
         click.echo(f"{number:>2}. {where}  {symbol}  {meta}")
+        if r.duplicates:
+            click.echo(click.style(f"      same code also in: {', '.join(r.duplicates)}", dim=True))
         if explain:
+            if r.prior != 1.0:
+                click.echo(f"      prior    ×{r.prior} ({r.prior_reason})")
             for c in r.contributions:
                 click.echo(
                     f"      {c.signal:<8} rank {c.rank:<4} raw {c.raw_score:<10.4f} "

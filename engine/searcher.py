@@ -13,6 +13,7 @@ from typing import Protocol
 
 from engine.errors import UsageError
 from engine.fusion import DEFAULT_K, Fused, reciprocal_rank_fusion
+from engine.ranking import DEFAULT_RANKING, RankingOptions, rerank
 from engine.signal import Signal
 from engine.types import Chunk, Filters, Location, Query, Result, SearchResponse, SignalRun
 
@@ -50,6 +51,7 @@ class Searcher:
         weights: Mapping[str, float] | None = None,
         k: int = DEFAULT_K,
         warnings: Sequence[str] = (),
+        ranking: RankingOptions = DEFAULT_RANKING,
     ) -> None:
         self.repo = repo
         self.store = store
@@ -57,6 +59,7 @@ class Searcher:
         self.weights = dict(weights or {})
         self.k = k
         self.warnings = list(warnings)
+        self.ranking = ranking
         self._pool: ThreadPoolExecutor | None = None
 
     def close(self) -> None:
@@ -110,6 +113,7 @@ class Searcher:
         limit: int = 10,
         signals: Sequence[str] | None = None,
         filters: Filters | None = None,
+        ranking: RankingOptions | None = None,
     ) -> SearchResponse:
         if limit < 1:
             raise UsageError("limit must be at least 1")
@@ -123,7 +127,8 @@ class Searcher:
         fused = reciprocal_rank_fusion(
             {run.signal: run.hits for run in runs if not run.error}, self.weights, k=self.k
         )
-        results = self._results(fused, query.filters, limit)
+        candidates = self._results(fused, query.filters, max(limit * 4, MIN_DEPTH))
+        results = rerank(candidates, ranking or self.ranking, limit)
         warnings = list(self.warnings)
         for name in signals or self.signals:
             signal = self.signals.get(name)

@@ -186,6 +186,9 @@ class Result:
     language: str = ""
     kind: str = ""
     contributions: tuple[Contribution, ...] = ()
+    prior: float = 1.0  # the path prior that scaled the fused score (1.0: none)
+    prior_reason: str = ""  # "test", "generated-or-vendored", or ""
+    duplicates: tuple[str, ...] = ()  # other paths holding identical content
 
 
 @dataclass(frozen=True, slots=True)
