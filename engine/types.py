@@ -197,3 +197,4 @@ class SearchResponse:
     results: list[Result]
     runs: list[SignalRun]
     warnings: list[str] = field(default_factory=list)
+    low_confidence: bool = False  # nothing matched well (see engine/confidence.py)

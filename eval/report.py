@@ -90,7 +90,9 @@ def negatives_line(run: RunSummary) -> str:
     if not n["queries"]:
         return "negatives: none in this dataset"
     return (
-        f"negatives: {int(n['queries'])} queries; top score mean {n['mean_top_score']:.3f}, "
+        f"negatives: {int(n['queries'])} queries, {int(n['flagged'])} flagged lowConfidence "
+        f"(answerable queries flagged: {int(n['answerable_flagged'])}); "
+        f"top score mean {n['mean_top_score']:.3f}, "
         f"max {n['max_top_score']:.3f} (answerable queries' top score mean "
         f"{n['positive_mean_top_score']:.3f})"
     )

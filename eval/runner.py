@@ -30,6 +30,8 @@ class QueryOutcome:
     top_score: float
     latency_ms: dict[str, float]  # per signal, plus "fused" for the whole search call
     top_paths: list[str]
+    signal_top: dict[str, float]  # each signal's best raw score (for calibrating confidence)
+    low_confidence: bool
 
 
 @dataclass
@@ -75,6 +77,8 @@ def run_config(
                 top_score=response.results[0].score if response.results else 0.0,
                 latency_ms=latency,
                 top_paths=[f"{r.path}:{r.start_line}-{r.end_line}" for r in response.results[:3]],
+                signal_top={run.signal: run.hits[0].score for run in response.runs if run.hits},
+                low_confidence=response.low_confidence,
             )
         )
         progress(f"eval {label}", done, len(queries))
@@ -101,6 +105,8 @@ def summarize(signals: tuple[str, ...], outcomes: list[QueryOutcome]) -> RunSumm
     }
     negative_stats = {
         "queries": float(len(negatives)),
+        "flagged": float(sum(o.low_confidence for o in negatives)),
+        "answerable_flagged": float(sum(o.low_confidence for o in positives)),
         "mean_top_score": mean([o.top_score for o in negatives]),
         "max_top_score": max((o.top_score for o in negatives), default=0.0),
         "positive_mean_top_score": mean([o.top_score for o in positives]),
@@ -152,6 +158,8 @@ def summary_json(summary: RunSummary) -> dict[str, Any]:
                 "negative": o.negative,
                 "metrics": o.metrics,
                 "topScore": o.top_score,
+                "signalTop": o.signal_top,
+                "lowConfidence": o.low_confidence,
                 "top": o.top_paths,
             }
             for o in summary.outcomes
