@@ -10,6 +10,7 @@ import shutil
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -294,6 +295,11 @@ def _signal_list(value: str | None) -> list[str] | None:
     type=click.IntRange(1, 1000),
     help="At most this many results from one file.",
 )
+@click.option(
+    "--budget",
+    type=click.IntRange(1, 10_000_000),
+    help="Fit the answer into this many tokens: full code, then signatures, then locations.",
+)
 @click.option("--explain", is_flag=True, help="Show each signal's rank, score and latency.")
 @json_option
 def query(
@@ -307,6 +313,7 @@ def query(
     include_tests: bool,
     include_generated: bool,
     max_per_file: int,
+    budget: int | None,
     explain: bool,
     as_json: bool,
 ) -> None:
@@ -336,8 +343,26 @@ def query(
             )
         finally:
             opened.close()
+        packing = None
+        if budget is not None:
+            from engine.budget import default_counter, pack
+
+            count, tokenizer = default_counter()
+            packing = (pack(response.results, budget, count), budget, tokenizer)
+            response = replace(response, results=packing[0].results)
         if as_json:
-            click.echo(dumps(response_json(response, explain=explain)))
+            data = response_json(response, explain=explain)
+            if packing is not None:
+                packed, limit_tokens, tokenizer = packing
+                for item, detail in zip(data["results"], packed.details, strict=True):
+                    item["detail"] = detail
+                data["budget"] = {
+                    "tokens": limit_tokens,
+                    "used": packed.used_tokens,
+                    "dropped": packed.dropped,
+                    "tokenizer": tokenizer,
+                }
+            click.echo(dumps(data))
         else:
             print_response(response, explain=explain)
 

@@ -150,3 +150,13 @@ def test_index_with_bad_scip_file_still_indexes(env: Path, tmp_path: Path) -> No
     report = json.loads(out)
     assert report["signals"]["symbol"]["ready"] is True
     assert any("broken.scip" in p for p in report["problems"])
+
+
+def test_budget_packs_and_reports_tokens(env: Path) -> None:
+    run("index", str(env), "--name", "toy")
+    code, out = run("query", "toy", "greet shout", "--json", "--budget", "60")
+    data = json.loads(out)
+    assert code == 0
+    assert data["budget"]["used"] <= 60
+    assert data["budget"]["tokens"] == 60
+    assert [r["detail"] for r in data["results"]][0] in ("full", "signature", "location")
