@@ -124,11 +124,7 @@ class Searcher:
         query = Query(clean, filters or Filters())
         depth = max(limit * 3, MIN_DEPTH)
         runs = self.run_signals(query, depth, signals)
-        fused = reciprocal_rank_fusion(
-            {run.signal: run.hits for run in runs if not run.error}, self.weights, k=self.k
-        )
-        candidates = self._results(fused, query.filters, max(limit * 4, MIN_DEPTH))
-        results = rerank(candidates, ranking or self.ranking, limit)
+        results = self.rank(runs, query.filters, limit, ranking or self.ranking)
         warnings = list(self.warnings)
         for name in signals or self.signals:
             signal = self.signals.get(name)
@@ -136,6 +132,28 @@ class Searcher:
                 warnings.append(signal.warning)
         warnings.extend(f"{run.signal} signal failed: {run.error}" for run in runs if run.error)
         return SearchResponse(clean, results, runs, warnings)
+
+    def rank(
+        self,
+        runs: Sequence[SignalRun],
+        filters: Filters,
+        limit: int,
+        ranking: RankingOptions,
+        *,
+        weights: Mapping[str, float] | None = None,
+        k: int | None = None,
+    ) -> list[Result]:
+        """Fuse the signals' runs, map hits to chunks, apply priors and diversity.
+
+        ``weights`` and ``k`` override the searcher's own, for tuning them offline.
+        """
+        fused = reciprocal_rank_fusion(
+            {run.signal: run.hits for run in runs if not run.error},
+            self.weights if weights is None else weights,
+            k=self.k if k is None else k,
+        )
+        candidates = self._results(fused, filters, max(limit * 4, MIN_DEPTH))
+        return rerank(candidates, ranking, limit)
 
     def _results(self, fused: list[Fused], filters: Filters, limit: int) -> list[Result]:
         ids = [f.key for f in fused if isinstance(f.key, int)]
