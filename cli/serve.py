@@ -121,7 +121,7 @@ def _validation_message(name: str, error: ValidationError) -> str:
 
 
 def build_server(context: ToolContext, tools: Sequence[ToolSpec] = TOOLS) -> Server[Any]:
-    """The MCP server answering ``tools`` with ``context``; run it with ``serve_streams``."""
+    """The MCP server answering ``tools`` with ``context``; run it with ``serve_stdio``."""
     registry: MCPServer[Any] = MCPServer("engine")
     limiter = anyio.CapacityLimiter(MAX_CONCURRENT_CALLS)
     for spec in tools:
@@ -137,6 +137,7 @@ def build_server(context: ToolContext, tools: Sequence[ToolSpec] = TOOLS) -> Ser
             ),
             structured_output=False,
         )
+    known = {spec.name for spec in tools}
     names = ", ".join(spec.name for spec in tools)
     listed: list[ListToolsResult] = []
 
@@ -147,7 +148,7 @@ def build_server(context: ToolContext, tools: Sequence[ToolSpec] = TOOLS) -> Ser
 
     async def call_tool(ctx: Any, params: Any) -> CallToolResult:
         name: str = params.name
-        if name not in {spec.name for spec in tools}:
+        if name not in known:
             return error_result(f"unknown tool {name!r} — the tools are: {names}")
         try:
             result = await registry.call_tool(name, params.arguments or {})
@@ -219,7 +220,7 @@ def serve(home_root: Path | None = None, *, reindex_command: Sequence[str] = CHI
     finally:
         context.jobs.close()
         context.indexes.close()
-    log.info("engine serve: stdin closed, exiting")
+    log.info("engine serve: stopped")
 
 
 def main() -> None:

@@ -187,7 +187,10 @@ class ReindexJobs:
         if "error" not in outcome:
             outcome["seconds"] = round(time.monotonic() - job.started, 2)
             if self._on_done is not None:
-                self._on_done(job.slug)  # before ``done``: the caller then finds it warm
+                try:
+                    self._on_done(job.slug)  # before ``done``: the caller then finds it warm
+                except Exception:
+                    log.exception("after the reindex of %s", job.slug)
         log.info("reindex of %s finished: %s", job.slug, outcome.get("error", "done"))
         with self._lock:
             job.outcome, job.finished = outcome, time.monotonic()

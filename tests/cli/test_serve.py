@@ -268,6 +268,8 @@ def test_concurrent_searches(shared_home: Path, tmp_path: Path) -> None:
             assert answer == expected_search(shared_home, query, 10, Filters())
 
     run_client(shared_home, tmp_path, body)
+    # The index was opened once and stayed open for all twenty calls.
+    assert (tmp_path / "server.log").read_text().count("toy: opened gen-") == 1
 
 
 def test_reindex_while_searching_then_new_generation_is_served(tmp_path: Path) -> None:

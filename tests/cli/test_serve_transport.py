@@ -1,12 +1,17 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
 from cli.serve_transport import rejection
 
 PARSE_ERROR, INVALID_REQUEST = -32700, -32600
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+HANG_GUARD_S = 60  # fails a test that would otherwise hang; not a speed check
 
 
 @pytest.mark.parametrize(
@@ -42,3 +47,23 @@ def test_malformed_lines_get_an_error_with_the_request_id(
     assert error.error.code == code
     assert error.id == request_id
     assert error.error.message
+
+
+def test_claimed_stdout_carries_only_the_protocol() -> None:
+    code = (
+        "from cli.serve_transport import claim_stdio\n"
+        "wire = claim_stdio()\n"
+        "print('noise from a library', flush=True)\n"
+        "import os; os.write(1, b'more noise\\n')\n"
+        "wire.stdout.write(wire.stdin.readline().upper()); wire.stdout.flush()\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        input=b"message\n",
+        capture_output=True,
+        check=True,
+        cwd=PROJECT_ROOT,
+        timeout=HANG_GUARD_S,
+    )
+    assert done.stdout == b"MESSAGE\n"
+    assert done.stderr == b"noise from a library\nmore noise\n"
