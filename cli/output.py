@@ -47,6 +47,7 @@ def response_json(response: SearchResponse, *, explain: bool = False) -> dict[st
     if response.warnings:
         data["warning"] = "; ".join(dict.fromkeys(response.warnings))
     if explain:
+        data["queryKind"] = response.query_kind
         data["signals"] = [
             {
                 "signal": run.signal,
@@ -95,6 +96,7 @@ def print_response(response: SearchResponse, *, explain: bool = False) -> None:
             click.echo(click.style(f"       … {len(lines) - SNIPPET_LINES} more lines", dim=True))
         click.echo()
     if explain:
+        click.echo(f"query routed as: {response.query_kind}")
         for run in response.runs:
             status = f" error: {run.error}" if run.error else ""
             click.echo(f"{run.signal:<8} {run.latency_ms:8.2f} ms  {len(run.hits):>4} hits{status}")

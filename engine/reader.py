@@ -14,7 +14,6 @@ from engine.errors import (
     RepoNotFound,
     UsageError,
 )
-from engine.fusion import DEFAULT_K
 from engine.generations import current_generation, read_manifest
 from engine.home import Home, RepoEntry
 from engine.searcher import Searcher
@@ -67,7 +66,7 @@ def open_index(
     *,
     only: Sequence[str] | None = None,
     weights: Mapping[str, float] | None = None,
-    k: int = DEFAULT_K,
+    k: int | None = None,
 ) -> OpenIndex:
     """Open the published generation of ``slug`` with every ready signal (or ``only`` those).
 

@@ -14,6 +14,7 @@ from typing import Protocol
 from engine.errors import UsageError
 from engine.fusion import DEFAULT_K, Fused, reciprocal_rank_fusion
 from engine.ranking import DEFAULT_RANKING, RankingOptions, rerank
+from engine.routing import ROUTES, query_kind
 from engine.signal import Signal
 from engine.types import Chunk, Filters, Location, Query, Result, SearchResponse, SignalRun
 
@@ -49,14 +50,15 @@ class Searcher:
         signals: Mapping[str, Signal],
         *,
         weights: Mapping[str, float] | None = None,
-        k: int = DEFAULT_K,
+        k: int | None = None,
         warnings: Sequence[str] = (),
         ranking: RankingOptions = DEFAULT_RANKING,
     ) -> None:
         self.repo = repo
         self.store = store
         self.signals = dict(signals)
-        self.weights = dict(weights or {})
+        # None: route by query kind (engine/routing.py); given: fixed for every query.
+        self.weights = dict(weights) if weights is not None else None
         self.k = k
         self.warnings = list(warnings)
         self.ranking = ranking
@@ -124,14 +126,23 @@ class Searcher:
         query = Query(clean, filters or Filters())
         depth = max(limit * 3, MIN_DEPTH)
         runs = self.run_signals(query, depth, signals)
-        results = self.rank(runs, query.filters, limit, ranking or self.ranking)
+        kind = query_kind(clean)
+        chosen = ROUTES[kind]
+        results = self.rank(
+            runs,
+            query.filters,
+            limit,
+            ranking or self.ranking,
+            weights=self.weights if self.weights is not None else chosen.weights,
+            k=self.k if self.k is not None else chosen.k,
+        )
         warnings = list(self.warnings)
         for name in signals or self.signals:
             signal = self.signals.get(name)
             if signal is not None and signal.warning:
                 warnings.append(signal.warning)
         warnings.extend(f"{run.signal} signal failed: {run.error}" for run in runs if run.error)
-        return SearchResponse(clean, results, runs, warnings)
+        return SearchResponse(clean, results, runs, warnings, query_kind=kind)
 
     def rank(
         self,
@@ -149,8 +160,8 @@ class Searcher:
         """
         fused = reciprocal_rank_fusion(
             {run.signal: run.hits for run in runs if not run.error},
-            self.weights if weights is None else weights,
-            k=self.k if k is None else k,
+            weights if weights is not None else (self.weights or {}),
+            k=k if k is not None else (self.k or DEFAULT_K),
         )
         candidates = self._results(fused, filters, max(limit * 4, MIN_DEPTH))
         return rerank(candidates, ranking, limit)

@@ -198,3 +198,4 @@ class SearchResponse:
     runs: list[SignalRun]
     warnings: list[str] = field(default_factory=list)
     low_confidence: bool = False  # nothing matched well (see engine/confidence.py)
+    query_kind: str = ""  # how the query was routed: identifier, question or long

@@ -16,6 +16,7 @@ from pathlib import Path
 from engine.home import Home, engine_home
 from engine.ranking import DEFAULT_RANKING
 from engine.reader import OpenIndex, open_index
+from engine.routing import query_kind
 from engine.searcher import MIN_DEPTH
 from engine.signal import OpenOptions
 from engine.types import Filters, Query
@@ -33,7 +34,9 @@ GRID = {
 }
 
 
-def _grid_scores(opened: OpenIndex, queries: list[EvalQuery]) -> dict[Point, float]:
+def _grid_scores(
+    opened: OpenIndex, queries: list[EvalQuery], kind: str | None
+) -> dict[Point, float]:
     """Mean NDCG@10 of every grid point on one dataset's answerable queries."""
     searcher = opened.searcher
 
@@ -50,6 +53,8 @@ def _grid_scores(opened: OpenIndex, queries: list[EvalQuery]) -> dict[Point, flo
         for q in queries
         if not q.negative
     ]
+    if kind is not None:
+        rows = [(q, runs) for q, runs in rows if query_kind(q.query) == kind]
     scores: dict[Point, float] = {}
     for k, lw, vw, sw in itertools.product(*GRID.values()):
         weights = {"lexical": lw, "vector": vw, "symbol": sw}
@@ -66,6 +71,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("datasets", nargs="+", type=Path)
     parser.add_argument("--top", type=int, default=12)
+    parser.add_argument("--kind", choices=["identifier", "question", "long"])
     args = parser.parse_args(argv)
     home = Home(engine_home())
     registry = plugins()
@@ -75,7 +81,7 @@ def main(argv: list[str] | None = None) -> None:
         queries = load_dataset(path)
         opened = open_index(home, queries[0].repo or path.stem, registry, OpenOptions(home.root))
         try:
-            for point, score in _grid_scores(opened, queries).items():
+            for point, score in _grid_scores(opened, queries, args.kind).items():
                 table.setdefault(point, []).append(score)
         finally:
             opened.close()
