@@ -46,6 +46,8 @@ def response_json(response: SearchResponse, *, explain: bool = False) -> dict[st
     }
     if response.warnings:
         data["warning"] = "; ".join(dict.fromkeys(response.warnings))
+    if response.low_confidence:
+        data["lowConfidence"] = True
     if explain:
         data["queryKind"] = response.query_kind
         data["signals"] = [
@@ -73,6 +75,8 @@ def print_response(response: SearchResponse, *, explain: bool = False) -> None:
         click.secho(f"warning: {warning}", fg="yellow", err=True)
     if not response.results:
         click.echo("no results")
+    elif response.low_confidence:
+        click.secho("low confidence: nothing matched the query well", fg="yellow")
     for number, r in enumerate(response.results, 1):
         where = click.style(f"{r.path}:{r.start_line}-{r.end_line}", fg="cyan", bold=True)
         symbol = click.style(r.symbol_name, fg="green") if r.symbol_name else ""

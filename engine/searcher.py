@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Protocol
 
+from engine.confidence import low_confidence
 from engine.errors import UsageError
 from engine.fusion import DEFAULT_K, Fused, reciprocal_rank_fusion
 from engine.ranking import DEFAULT_RANKING, RankingOptions, rerank
@@ -142,7 +143,14 @@ class Searcher:
             if signal is not None and signal.warning:
                 warnings.append(signal.warning)
         warnings.extend(f"{run.signal} signal failed: {run.error}" for run in runs if run.error)
-        return SearchResponse(clean, results, runs, warnings, query_kind=kind)
+        return SearchResponse(
+            clean,
+            results,
+            runs,
+            warnings,
+            low_confidence=bool(results) and low_confidence(runs),
+            query_kind=kind,
+        )
 
     def rank(
         self,
