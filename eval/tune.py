@@ -29,8 +29,8 @@ Point = tuple[float, float, float, float]  # k, lexical, vector, symbol weights
 GRID = {
     "k": [10.0, 30.0, 60.0],
     "lexical": [1.0],
-    "vector": [0.5, 1.0, 1.5, 2.0, 3.0],
-    "symbol": [0.0, 0.25, 0.5, 1.0],
+    "vector": [0.0, 0.25, 0.5, 1.0, 1.5, 2.0, 3.0],
+    "symbol": [0.0, 0.25, 0.5, 1.0, 2.0],
 }
 
 
