@@ -11,6 +11,7 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -263,6 +264,23 @@ def remove(slug: str, as_json: bool) -> None:
             click.echo(f"removed the index of {slug}")
 
 
+def _query_target(ctx: Context, words: tuple[str, ...], all_repos: bool) -> tuple[list[str], str]:
+    """(slugs, text) from ``SLUG TEXT``, ``a,b TEXT`` or ``--all TEXT``."""
+    if all_repos:
+        if len(words) != 1:
+            raise UsageError('with --all give only the query text: engine query --all "text"')
+        slugs = [e.slug for e in ctx.home.list()]
+        if not slugs:
+            raise UsageError("no repositories indexed — run engine index PATH")
+        return slugs, words[0]
+    if len(words) != 2:
+        raise UsageError('give a repository and the query text: engine query SLUG "text"')
+    slugs = [validate_slug(s.strip()) for s in words[0].split(",") if s.strip()]
+    if not slugs:
+        raise UsageError('name at least one repository, e.g. engine query my-repo "text"')
+    return list(dict.fromkeys(slugs)), words[1]
+
+
 def _filters(lang: tuple[str, ...], path: tuple[str, ...], kind: tuple[str, ...]) -> Filters:
     return Filters(languages=lang, path_globs=path, kinds=kind)
 
@@ -277,8 +295,8 @@ def _signal_list(value: str | None) -> list[str] | None:
 
 
 @main.command()
-@click.argument("slug")
-@click.argument("text")
+@click.argument("words", nargs=-1, required=True)
+@click.option("--all", "all_repos", is_flag=True, help="Search every indexed repository.")
 @click.option("--limit", default=10, show_default=True, type=click.IntRange(1, 1000))
 @click.option("--signals", "signal_names", help="Comma-separated subset, e.g. lexical,vector.")
 @click.option("--lang", multiple=True, help="Only results in this language (repeatable).")
@@ -303,8 +321,8 @@ def _signal_list(value: str | None) -> list[str] | None:
 @click.option("--explain", is_flag=True, help="Show each signal's rank, score and latency.")
 @json_option
 def query(
-    slug: str,
-    text: str,
+    words: tuple[str, ...],
+    all_repos: bool,
     limit: int,
     signal_names: str | None,
     lang: tuple[str, ...],
@@ -317,32 +335,43 @@ def query(
     explain: bool,
     as_json: bool,
 ) -> None:
-    """Search the index of SLUG for TEXT (a question, an identifier, an error message)."""
+    """Search SLUG (or SLUG1,SLUG2, or --all) for TEXT: a question, a name, an error.
+
+    Usage: engine query SLUG TEXT, engine query repo1,repo2 TEXT, engine query --all TEXT.
+    """
     ctx = Context(as_json)
     with errors_reported(ctx):
+        from engine.federation import search_all
         from engine.ranking import RankingOptions
         from engine.reader import open_index
         from engine.signal import OpenOptions
 
+        slugs, text = _query_target(ctx, words, all_repos)
         names = _signal_list(signal_names)
-        opened = open_index(
-            ctx.home, validate_slug(slug), _plugins(), OpenOptions(home=ctx.home.root), only=names
+        ranking = RankingOptions(
+            include_tests=include_tests,
+            include_generated=include_generated,
+            max_per_file=max_per_file,
         )
+        filters = _filters(lang, path_glob, kind)
+        options = OpenOptions(home=ctx.home.root)
+        opened = [open_index(ctx.home, s, _plugins(), options, only=names) for s in slugs]
         try:
-            ranking = RankingOptions(
-                include_tests=include_tests,
-                include_generated=include_generated,
-                max_per_file=max_per_file,
-            )
-            response = opened.searcher.search(
-                text,
-                limit=limit,
-                signals=names,
-                filters=_filters(lang, path_glob, kind),
-                ranking=ranking,
-            )
+            searches = [
+                partial(
+                    o.searcher.search,
+                    text,
+                    limit=limit,
+                    signals=names,
+                    filters=filters,
+                    ranking=ranking,
+                )
+                for o in opened
+            ]
+            response = searches[0]() if len(searches) == 1 else search_all(searches, limit)
         finally:
-            opened.close()
+            for o in opened:
+                o.close()
         packing = None
         if budget is not None:
             from engine.budget import default_counter, pack

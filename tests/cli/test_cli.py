@@ -160,3 +160,19 @@ def test_budget_packs_and_reports_tokens(env: Path) -> None:
     assert data["budget"]["used"] <= 60
     assert data["budget"]["tokens"] == 60
     assert [r["detail"] for r in data["results"]][0] in ("full", "signature", "location")
+
+
+def test_federated_query(env: Path, tmp_path: Path) -> None:
+    other = tmp_path / "other"
+    (other / "lib").mkdir(parents=True)
+    (other / "lib" / "shout.py").write_text("def shout_loudly(text):\n    return text + '!'\n")
+    run("index", str(env), "--name", "toy")
+    run("index", str(other), "--name", "other")
+    code, out = run("query", "toy,other", "shout", "--json")
+    assert code == 0
+    repos = {r["repo"] for r in json.loads(out)["results"]}
+    assert repos == {"toy", "other"}
+    code, out = run("query", "--all", "shout", "--json")
+    assert code == 0 and {r["repo"] for r in json.loads(out)["results"]} == {"toy", "other"}
+    code, out = run("query", "toy", "--json")
+    assert code == 1 and "query text" in json.loads(out)["error"]
