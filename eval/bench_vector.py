@@ -1,9 +1,9 @@
 """Benchmarks of the vector signal: embedding throughput, query latency, memory, cold start.
 
-    python bench/vector_bench.py embed  [--chunks 500]       ONNX vs sentence-transformers
-    python bench/vector_bench.py search [--sizes 10000 100000] warm query latency, memory
-    python bench/vector_bench.py cold   [--chunks 500]       fresh-process query time
-    python bench/vector_bench.py parts  [--chunks 300]       one vector per chunk vs windows
+    python -m eval.bench_vector embed  [--chunks 500]       ONNX vs sentence-transformers
+    python -m eval.bench_vector search [--sizes 10000 100000] warm query latency, memory
+    python -m eval.bench_vector cold   [--chunks 500]       fresh-process query time
+    python -m eval.bench_vector parts  [--chunks 300]       one vector per chunk vs windows
 
 The corpus is real code: 40-line windows (at least 25 non-blank lines) cut from this
 interpreter's standard library, in file order. Search latency uses random-but-clustered

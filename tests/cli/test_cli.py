@@ -159,7 +159,7 @@ def test_budget_packs_and_reports_tokens(env: Path) -> None:
     assert code == 0
     assert data["budget"]["used"] <= 60
     assert data["budget"]["tokens"] == 60
-    assert [r["detail"] for r in data["results"]][0] in ("full", "signature", "location")
+    assert data["results"][0]["detail"] in ("full", "signature", "location")
 
 
 def test_federated_query(env: Path, tmp_path: Path) -> None:
