@@ -85,14 +85,17 @@ every textual match. It fuses several signals (BM25 over identifiers and code, s
 embeddings, symbol definitions), so exact identifiers work too. Use grep when you need every \
 literal occurrence of a known string.
 
-Returns {"query", "results": [...], "total", "warning"?}. Each result has: repo; filePath \
-(relative to the repository root, '/'-separated); startLine and endLine (1-based, inclusive \
-line numbers in that file, so you can read or edit exactly that range); symbolName (the \
-enclosing definition, e.g. "Parser.parse", or "" for module-level code); content (exactly \
-those lines); score (0 to 1, higher is more relevant, comparable between queries on the same \
-repository); sources (which signals ranked it: "lexical", "vector", "symbol"). "warning" is \
-present when a signal is off or degraded and says how to fix it. Failures come back as \
-{"error": "..."} with the fix (e.g. how to index a repository that is not indexed yet)."""
+Returns {"query", "results": [...], "total", "warning"?, "lowConfidence"?}. Each result \
+has: repo; filePath (relative to the repository root, '/'-separated); startLine and \
+endLine (1-based, inclusive line numbers in that file, so you can read or edit exactly \
+that range); symbolName (the enclosing definition, e.g. "Parser.parse", or "" for \
+module-level code); content (exactly those lines); score (0 to 1, higher is more relevant, \
+comparable between queries on the same repository); sources (which signals ranked it: \
+"lexical", "vector", "symbol"); alsoIn (only when the same code appears verbatim in other \
+files: their paths). "warning" is present when a signal is off or degraded and says how to \
+fix it. "lowConfidence": true means nothing matched well: treat the results as leads, not \
+answers, and rephrase or grep. Failures come back as {"error": "..."} with the fix (e.g. \
+how to index a repository that is not indexed yet)."""
 
 
 def semantic_search(
