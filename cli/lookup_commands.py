@@ -10,7 +10,7 @@ from engine.signal import OpenOptions, SignalPlugin
 from engine.store import ChunkStore
 
 
-def _location_json(repo: str, store: ChunkStore, location: Any) -> dict[str, Any]:
+def location_json(repo: str, store: ChunkStore, location: Any) -> dict[str, Any]:
     """A SymbolLocation as a search result: the definition's chunk, or the reference line."""
     chunk = store.chunks([location.chunk_id]).get(location.chunk_id) if location.chunk_id else None
     start, end, content = location.start_line, location.end_line, ""
@@ -53,7 +53,7 @@ def lookup(
             found = find_references(opened.generation, opened.store, text, limit)
         else:
             found = find_definitions(opened.generation, text, limit)
-        results = [_location_json(slug, opened.store, loc) for loc in found]
+        results = [location_json(slug, opened.store, loc) for loc in found]
     finally:
         opened.close()
     return {"query": text, "results": results, "total": len(results)}

@@ -396,6 +396,18 @@ def query(
             print_response(response, explain=explain)
 
 
+@main.command()
+def serve() -> None:
+    """Serve the search tools to coding agents over MCP (JSON-RPC on stdin/stdout).
+
+    Add to an agent's MCP config as: {"command": "engine", "args": ["serve"]}. Logs go to
+    stderr; the server stops when stdin closes.
+    """
+    from cli.serve import serve as serve_stdio
+
+    serve_stdio()
+
+
 @main.command(name="eval")
 @click.argument("dataset", type=click.Path(path_type=Path))
 @click.option("--repo", "slug", help="Search this repository for every query.")

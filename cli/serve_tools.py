@@ -209,8 +209,74 @@ def reindex(context: ToolContext, repo: Repo) -> dict[str, Any]:
     return context.jobs.run(slug, wait_s=context.reindex_wait_s)
 
 
+# --- findSymbol / findReferences -------------------------------------------------------------
+
+LOCATION_FIELDS = (
+    "Each result has: repo; filePath; startLine and endLine (1-based, inclusive); symbolName "
+    '(the readable dotted name, e.g. "pkg.module.Class.method"); content; role ("definition" '
+    'or "reference"); line (the line of the name or of the reference); kind; enclosing (for '
+    "a reference, the function or class it sits in); exact (false when found by matching the "
+    "name as a word, not from a code-intelligence index: it may be a comment or another "
+    "symbol with the same name); source (which index said so)."
+)
+
+FIND_SYMBOL = (
+    "Find where something is defined, by name: a function, method, class, interface, struct "
+    'or type. Give a plain name ("parse_config"), a dotted path ("Parser.parse") or a SCIP '
+    "symbol. Exact name matches come first, then close ones. Prefer this over semanticSearch "
+    "when you know (most of) the name and want its definition rather than code that talks "
+    'about it.\n\nReturns {"query", "results": [...], "total"}. ' + LOCATION_FIELDS
+)
+
+
+def find_symbol(
+    context: ToolContext,
+    repo: Repo,
+    name: Annotated[str, Field(description="The name, dotted path or SCIP symbol to find.")],
+    limit: Annotated[int, Field(ge=1, le=MAX_LIMIT, description="At most this many.")] = 20,
+) -> dict[str, Any]:
+    return _lookup(context, repo, name, limit, references=False)
+
+
+FIND_REFERENCES = (
+    "List where a symbol is used: its definition first, then references inside functions and "
+    "methods (the callers), then the rest. Give a name, a dotted path or a SCIP symbol. Use it "
+    "before changing a function's signature or behaviour, to find every caller. With a real "
+    "SCIP index references are exact; otherwise they are whole-word matches of the name "
+    '(exact: false).\n\nReturns {"query", "results": [...], "total"}. ' + LOCATION_FIELDS
+)
+
+
+def find_references(
+    context: ToolContext,
+    repo: Repo,
+    symbol: Annotated[str, Field(description="The name, dotted path or SCIP symbol.")],
+    limit: Annotated[int, Field(ge=1, le=MAX_LIMIT, description="At most this many.")] = 50,
+) -> dict[str, Any]:
+    return _lookup(context, repo, symbol, limit, references=True)
+
+
+def _lookup(
+    context: ToolContext, repo: str, text: str, limit: int, *, references: bool
+) -> dict[str, Any]:
+    from cli.lookup_commands import location_json
+    from signals.symbol.lookup import find_definitions
+    from signals.symbol.lookup import find_references as references_of
+
+    slug = repo_slug(repo)
+    with context.indexes.use(slug) as opened:
+        if references:
+            found = references_of(opened.generation, opened.store, text, limit)
+        else:
+            found = find_definitions(opened.generation, text, limit)
+        results = [location_json(slug, opened.store, loc) for loc in found]
+    return {"query": text, "results": results, "total": len(results)}
+
+
 TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec("semanticSearch", SEMANTIC_SEARCH, semantic_search),
+    ToolSpec("findSymbol", FIND_SYMBOL, find_symbol),
+    ToolSpec("findReferences", FIND_REFERENCES, find_references),
     ToolSpec("indexStatus", INDEX_STATUS, index_status),
     ToolSpec("listRepos", LIST_REPOS, list_repos),
     ToolSpec("reindex", REINDEX, reindex, read_only=False),

@@ -6,6 +6,7 @@ The CLI, the agent tool and the evaluation harness all search through ``Searcher
 from __future__ import annotations
 
 import fnmatch
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -64,17 +65,21 @@ class Searcher:
         self.warnings = list(warnings)
         self.ranking = ranking
         self._pool: ThreadPoolExecutor | None = None
+        self._pool_lock = threading.Lock()
 
     def close(self) -> None:
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
 
     def _executor(self) -> ThreadPoolExecutor:
-        if self._pool is None:
-            self._pool = ThreadPoolExecutor(
-                max_workers=max(1, len(self.signals)), thread_name_prefix="signal"
-            )
-        return self._pool
+        # Created on first use (a one-shot CLI query with one signal needs none), under a
+        # lock because the agent tool searches from several threads at once.
+        with self._pool_lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(
+                    max_workers=max(1, len(self.signals)), thread_name_prefix="signal"
+                )
+            return self._pool
 
     def select(self, names: Sequence[str] | None) -> dict[str, Signal]:
         if names is None:
@@ -142,7 +147,12 @@ class Searcher:
             signal = self.signals.get(name)
             if signal is not None and signal.warning:
                 warnings.append(signal.warning)
-        warnings.extend(f"{run.signal} signal failed: {run.error}" for run in runs if run.error)
+        warnings.extend(
+            f"{run.signal} signal failed: {run.error} — if this repeats, its index may be "
+            f"damaged: engine reindex {self.repo} --full rebuilds it"
+            for run in runs
+            if run.error
+        )
         return SearchResponse(
             clean,
             results,

@@ -138,7 +138,14 @@ def expected_search(home: Path, query: str, limit: int, filters: Filters) -> dic
 def test_initialize_and_tools_listed(shared_home: Path, tmp_path: Path) -> None:
     async def body(session: ClientSession) -> None:
         tools = {tool.name: tool for tool in (await session.list_tools()).tools}
-        assert set(tools) == {"semanticSearch", "indexStatus", "listRepos", "reindex"}
+        assert set(tools) == {
+            "semanticSearch",
+            "findSymbol",
+            "findReferences",
+            "indexStatus",
+            "listRepos",
+            "reindex",
+        }
         for tool in tools.values():
             assert tool.description and len(tool.description) > 100
         search = tools["semanticSearch"]
@@ -189,6 +196,25 @@ def test_semantic_search_is_the_query_json_contract(shared_home: Path, tmp_path:
         )
         assert [r["filePath"] for r in by_path["results"]] == ["web/handler.ts"]
         assert by_path["results"][0]["symbolName"].endswith("handleRequest")
+
+    run_client(shared_home, tmp_path, body)
+
+
+def test_find_symbol_and_references(shared_home: Path, tmp_path: Path) -> None:
+    async def body(session: ClientSession) -> None:
+        found = await call(session, "findSymbol", {"repo": "toy", "name": "greet"})
+        first = found["results"][0]
+        assert (first["filePath"], first["startLine"], first["role"]) == (
+            "toy/greeter.py",
+            1,
+            "definition",
+        )
+        assert first["symbolName"].endswith("greet")
+        refs = await call(session, "findReferences", {"repo": "toy", "symbol": "greet"})
+        assert refs["results"][0]["role"] == "definition"
+        assert refs["total"] == len(refs["results"])
+        missing = await call(session, "findSymbol", {"repo": "ghost", "name": "x"})
+        assert "engine index PATH --name ghost" in missing["error"]
 
     run_client(shared_home, tmp_path, body)
 
