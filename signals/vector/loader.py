@@ -7,6 +7,7 @@ model would be meaningless against it) and only warns when the configured one di
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -77,7 +78,7 @@ def load_query_embedder(meta: Mapping[str, Any], home: Path, *, threads: int = 1
             f"the vector index names an unknown embedding backend {backend!r}; "
             "run `engine index` again"
         )
-    from signals.vector.onnx_embedder import OnnxEmbedder, read_manifest
+    from signals.vector.onnx_embedder import read_manifest
 
     key = str(meta["model_id"])
     directory = home / "models" / key
@@ -85,7 +86,25 @@ def load_query_embedder(meta: Mapping[str, Any], home: Path, *, threads: int = 1
         _reexport(meta, home, directory)
     # One thread and no spinning: a query embeds ~10 word pieces, and the other signals run
     # on the second core at the same time.
-    return OnnxEmbedder(directory, threads=threads)
+    return _shared_embedder(directory, threads)
+
+
+_EMBEDDERS: dict[tuple[Path, int], Embedder] = {}
+_EMBEDDERS_LOCK = threading.Lock()
+
+
+def _shared_embedder(directory: Path, threads: int) -> Embedder:
+    """One ONNX session per model and process: a long-running server opens a new index
+    generation after every reindex, and each session costs about 1 s and 150-200 MB.
+    onnxruntime sessions may be run from several threads at once."""
+    from signals.vector.onnx_embedder import OnnxEmbedder
+
+    key = (directory, threads)
+    with _EMBEDDERS_LOCK:
+        embedder = _EMBEDDERS.get(key)
+        if embedder is None:
+            embedder = _EMBEDDERS[key] = OnnxEmbedder(directory, threads=threads)
+        return embedder
 
 
 def _reexport(meta: Mapping[str, Any], home: Path, directory: Path) -> None:
