@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEMO_QUERY ?= where are search results from several signals fused into one ranking
 
-.PHONY: setup demo test test-slow check lint typecheck format bench eval eval-repo clean
+.PHONY: setup demo test test-slow check lint typecheck format bench bench-serve eval eval-repo clean
 
 setup: $(STAMP)
 
@@ -42,8 +42,19 @@ format: setup
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
+# Speed on real corpora (the interpreter's stdlib): indexing and search with the lexical and
+# symbol signals, then the vector signal's embedding throughput, warm search at 10k and 100k
+# vectors, and a cold query process. Results go to stdout; BENCHMARKS.md records them.
 bench: setup
-	$(BIN)/python -m eval.bench
+	$(BIN)/python -m eval.bench --signals lexical,symbol
+	$(BIN)/python -m eval.bench_vector embed --chunks 300
+	$(BIN)/python -m eval.bench_vector search
+	$(BIN)/python -m eval.bench_vector cold --chunks 300
+
+# The agent tool end to end through a real MCP client (builds a 10k-chunk index first:
+# about 5-15 minutes of embedding on 2 cores).
+bench-serve: setup
+	$(BIN)/python -m eval.bench_serve
 
 eval: setup
 	$(BIN)/engine index . --name engine-self
