@@ -107,6 +107,16 @@ def source_commit(root: Path) -> str:
     return done.stdout.strip() if done.returncode == 0 else ""
 
 
+def _publish(
+    entry: RepoEntry, generation: Path, manifest: dict[str, Any], report: IndexReport
+) -> None:
+    """Write the manifest, publish the generation and note it in the report."""
+    write_json_atomic(generation / MANIFEST, manifest)
+    publish(entry.directory, generation)
+    report.generation = generation.name
+    report.signals = manifest["signals"]
+
+
 class _StoreSource:
     """ChunkSource over the store being built."""
 
@@ -182,8 +192,10 @@ class Indexer:
             return None, {}  # rebuild from scratch rather than trust a broken index
         if manifest.get("chunker_version") != CHUNKER_VERSION:
             return None, {}
-        if not (previous / STORE_FILE).is_file():
-            return None, {}
+        try:
+            ChunkStore.open_readonly(previous / STORE_FILE).close()
+        except IndexCorrupt:
+            return None, {}  # a missing or damaged store: rebuild rather than copy it
         return previous, manifest
 
     def _update(self, entry: RepoEntry, *, full: bool) -> IndexReport:
@@ -237,13 +249,10 @@ class Indexer:
                         )
             finally:
                 store.close()
-            write_json_atomic(generation / MANIFEST, new_manifest)
-            publish(entry.directory, generation)
+            _publish(entry, generation, new_manifest, report)
         except BaseException:
             shutil.rmtree(generation, ignore_errors=True)
             raise
-        report.generation = generation.name
-        report.signals = new_manifest["signals"]
 
         slow = [b for b in builders if b.slow]
         if slow:
@@ -473,10 +482,7 @@ class Indexer:
             finally:
                 store.close()
             new_manifest = {**fast_manifest, "signals": {**fast_manifest["signals"], **states}}
-            write_json_atomic(generation / MANIFEST, new_manifest)
-            publish(entry.directory, generation)
+            _publish(entry, generation, new_manifest, report)
         except BaseException:
             shutil.rmtree(generation, ignore_errors=True)
             raise
-        report.generation = generation.name
-        report.signals = new_manifest["signals"]
