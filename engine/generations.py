@@ -128,7 +128,12 @@ def collect_garbage(repo_dir: Path) -> None:
 
     Only a writer holding the lock may call this.
     """
-    current = current_generation(repo_dir)
+    try:
+        current = current_generation(repo_dir)
+    except IndexCorrupt:
+        # A damaged pointer says nothing about which folders are leftovers: keep them all
+        # until a build publishes a good generation (this runs again after it).
+        return
     current_number = generation_number(current.name) if current else 0
     older: list[Path] = []
     for path in repo_dir.iterdir():

@@ -36,7 +36,8 @@ class OpenIndex:
 
 
 def _rebuild_hint(entry: RepoEntry) -> str:
-    return f"run engine index {entry.root} --name {entry.slug} to rebuild it"
+    # --full: an update trusts the previous generation's signals and would keep a damaged one.
+    return f"run engine index {entry.root} --name {entry.slug} --full to rebuild it"
 
 
 def load_manifest(entry: RepoEntry) -> tuple[Path, dict[str, Any]]:
@@ -100,7 +101,7 @@ def open_index(
         try:
             signals[name] = plugin.open(generation / name, state.get("meta", {}), options)
         except EngineError as exc:
-            warnings.append(f"the {name} signal is off: {exc}")
+            warnings.append(f"the {name} signal is off: {exc} — {_rebuild_hint(entry)}")
         except Exception as exc:  # a backend's own error: keep the other signals answering
             warnings.append(
                 f"the {name} signal is off: {type(exc).__name__}: {exc} — {_rebuild_hint(entry)}"
