@@ -35,6 +35,7 @@ from engine.generations import (
     write_json_atomic,
     writer_lock,
 )
+from engine.gitchanges import Vouched, snapshot, vouched_since
 from engine.home import Home, RepoEntry
 from engine.signal import (
     BuildJob,
@@ -48,6 +49,7 @@ from engine.signal import (
 from engine.store import STORE_FILE, ChunkStore, FileRecord
 from engine.types import Chunk
 from engine.walking import WalkedFile, walk
+from engine.write_failures import is_disk_full, write_failures_explained
 
 MAX_FILE_BYTES = 2_000_000
 MAX_PROBLEMS = 200  # per-file problems kept in the manifest; the count is always complete
@@ -163,9 +165,10 @@ class Indexer:
                     f"{slug} is already registered for {entry.root} — choose another --name, "
                     f"or run engine remove {slug} first"
                 )
-        entry = self.home.register(slug, root)
-        with writer_lock(entry.directory, wait=wait, slug=slug):
-            return self._update(entry, full=full)
+        with write_failures_explained(slug):
+            entry = self.home.register(slug, root)
+            with writer_lock(entry.directory, wait=wait, slug=slug):
+                return self._update(entry, full=full)
 
     def reindex(self, slug: str, *, wait: bool = False, full: bool = False) -> IndexReport:
         entry = self.home.get(slug)
@@ -174,7 +177,7 @@ class Indexer:
                 f"{entry.root}, the folder {slug} was indexed from, is gone — index it again "
                 f"from its new place with engine index PATH --name {slug}"
             )
-        with writer_lock(entry.directory, wait=wait, slug=slug):
+        with write_failures_explained(slug), writer_lock(entry.directory, wait=wait, slug=slug):
             return self._update(entry, full=full)
 
     # --- the update itself ------------------------------------------------------------------
@@ -205,6 +208,12 @@ class Indexer:
         report.full_rebuild = previous is None
 
         started = time.perf_counter()
+        # Before any file is read, so that the recorded state never claims a later one.
+        git = snapshot(entry.root)
+        vouched = vouched_since(entry.root, manifest, git) if previous is not None else None
+        report.stage_seconds["git"] = time.perf_counter() - started
+
+        started = time.perf_counter()
         self.progress("walking", 0, 0)
         walked = walk(entry.root, max_file_bytes=MAX_FILE_BYTES)
         skipped: Counter[str] = Counter(str(s.reason) for s in walked.skipped)
@@ -219,7 +228,7 @@ class Indexer:
             store = ChunkStore.open_writable(store_path)
             try:
                 started = time.perf_counter()
-                changes = self._sync_store(store, walked.files, report, skipped)
+                changes = self._sync_store(store, walked.files, report, skipped, vouched)
                 report.stage_seconds["read+chunk"] = time.perf_counter() - started
                 report.files_indexed = store.file_count()
                 report.chunks = store.chunk_count()
@@ -232,6 +241,8 @@ class Indexer:
                     report.up_to_date = True
                     return report
                 new_manifest = self._manifest(entry, store, report)
+                if git is not None:
+                    new_manifest.update(git.manifest_fields())
                 new_manifest["signals"] = self._run_builders(
                     [b for b in builders if not b.slow],
                     store,
@@ -276,8 +287,12 @@ class Indexer:
         files: Sequence[WalkedFile],
         report: IndexReport,
         skipped: Counter[str],
+        vouched: Vouched | None = None,
     ) -> _Changes:
-        """Bring the store in line with the walked files; return what changed."""
+        """Bring the store in line with the walked files; return what changed.
+
+        A file whose stat changed is read unless git ``vouched`` for its content.
+        """
         known = store.files()
         refused_before = store.unindexed()
         refused: dict[str, tuple[str, int, int]] = {}
@@ -289,6 +304,16 @@ class Indexer:
             stat = stats[walked.path] = (walked.size_bytes, walked.mtime_ns)
             record = known.get(walked.path)
             if record is not None and (record.size_bytes, record.mtime_ns) == stat:
+                kept.add(walked.path)
+                report.files_unchanged += 1
+                continue
+            if (
+                record is not None
+                and vouched is not None
+                and vouched.covers(walked.path, record.mtime_ns)
+            ):
+                store.touch_file(walked.path, *stat)
+                changes.records_changed = True
                 kept.add(walked.path)
                 report.files_unchanged += 1
                 continue
@@ -424,6 +449,8 @@ class Indexer:
             try:
                 built = builder.build(job)
             except Exception as exc:  # one failing signal leaves the others usable
+                if is_disk_full(exc):
+                    raise  # every later write fails too: keep the previous generation
                 shutil.rmtree(directory, ignore_errors=True)
                 directory.mkdir()
                 built = BuildReport(ready=False, message=f"failed: {type(exc).__name__}: {exc}")
