@@ -1,12 +1,17 @@
 """Which definitions the primary chunks of a context use, ranked for the expansion share.
 
-Candidates come from the identifiers in each primary chunk's text, resolved by name through a
-``DefinitionResolver``. Where an index records a definition's references (a real SCIP
-indexer's output), a candidate is kept only if a recorded reference lies inside the chunk:
-that tells ``greet`` the function from ``Greeter.greet`` the method. Where none does (the
-engine's own tree-sitter symbols), the name alone decides, and an ambiguous name keeps only
-its nearest definitions (same file, then same folder, ...) and is dropped when even those are
-too many to be a guess worth paying tokens for.
+Candidates are the names each primary chunk of code uses (engine/context_names.py: outside
+comments and strings), resolved through a ``DefinitionResolver``:
+
+- Where an index records a definition's references (a real SCIP indexer's output), it is
+  kept only if a recorded reference lies inside the chunk: that tells ``greet`` the function
+  from ``Greeter.greet`` the method, and a parameter ``name`` from a field ``name``.
+- Where none does (the engine's own tree-sitter symbols), how the name is used decides what
+  it can mean: a bare name is a function or type (or a method of the same file in languages
+  with an implicit ``this``), ``self.x`` a member in the same file, ``value.x`` a function or
+  type qualified by its module, or a method only when no other definition has that name.
+  Of what remains, only the nearest definitions are kept (same file, then same folder, ...),
+  and none when even those are too many to be a guess worth paying tokens for.
 
 Ranking: definitions used by more primary chunks first, functions and types before variables
 and fields, then nearer ones (same file first), then those used by a better-ranked chunk,
@@ -15,6 +20,7 @@ then by position for a stable order.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -27,6 +33,8 @@ MAX_AMBIGUOUS = 3  # name-only: more equally near definitions than this is a coi
 MIN_NAME_CHARS = 3  # shorter identifiers (i, x, ok, db) are mostly locals
 # Kinds that are not worth a block of their own: a parameter is shown with its function.
 SKIPPED_KINDS = frozenset({"parameter", "type_parameter", "local"})
+# Languages where a bare name inside a class can call one of its methods (an implicit this).
+IMPLICIT_THIS_LANGUAGES = frozenset({"java", "csharp", "cpp", "kotlin", "scala", "swift", "ruby"})
 # A variable or field (SCIP "term") says less than the function or type that uses it: among
 # definitions used equally often, these come last.
 VALUE_KINDS = frozenset({"term", "variable", "field", "constant", "property"})
@@ -110,11 +118,15 @@ def _is_test(path: str) -> bool:
 def _uses_in(chunk: Chunk) -> dict[str, set[Receiver]]:
     if not is_code(chunk.language):
         return {}  # prose and data name no definitions worth resolving
-    own = {chunk.name, *chunk.qualified_name.split(".")}
+    text = chunk.text
+    if chunk.name:
+        # The name in the definition's own header is no use of anything; a later one is
+        # (greet() inside Greeter.greet calls the module's greet()).
+        text = re.sub(rf"(?<![\w$]){re.escape(chunk.name)}(?![\w$])", " ", text, count=1)
     return {
         name: receivers
-        for name, receivers in code_uses(chunk.text, chunk.language).items()
-        if len(name) >= MIN_NAME_CHARS and name not in own
+        for name, receivers in code_uses(text, chunk.language).items()
+        if len(name) >= MIN_NAME_CHARS
     }
 
 
@@ -146,8 +158,9 @@ def _reachable(site: DefinitionSite, chunk: Chunk, receivers: set[Receiver], uni
     """Whether the name, used as ``receivers`` say, can mean ``site`` (module docstring)."""
     member = site.kind == "method"
     same_file = site.path == chunk.path
+    implicit_this = chunk.language in IMPLICIT_THIS_LANGUAGES
     return (
-        ("bare" in receivers and (not member or same_file))
+        ("bare" in receivers and (not member or (same_file and implicit_this)))
         or ("self" in receivers and same_file)
         or ("other" in receivers and (not member or unique))
     )

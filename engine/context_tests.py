@@ -58,8 +58,8 @@ def related_tests(primary: Sequence[Chunk], resolver: DefinitionResolver) -> lis
         if site is None or is_test_path(site.path):
             continue
         for ref in resolver.references(site):
-            if not is_test_path(ref.path):
-                continue
+            if not is_test_path(ref.path) or not ref.enclosing:
+                continue  # module-level uses in a test file are imports, not tests
             key = (ref.path, ref.start_line, ref.end_line)
             before = found.get(key)
             if before is None:
