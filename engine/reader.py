@@ -14,11 +14,13 @@ from engine.errors import (
     RepoNotFound,
     UsageError,
 )
-from engine.generations import current_generation, read_manifest
+from engine.generations import POINTER, current_generation, read_manifest
 from engine.home import Home, RepoEntry
 from engine.searcher import Searcher
 from engine.signal import OpenOptions, Signal, SignalPlugin
 from engine.store import STORE_FILE, ChunkStore
+
+OPEN_ATTEMPTS = 3  # a retry happens only when a writer published during the open
 
 
 @dataclass
@@ -80,6 +82,40 @@ def open_index(
             f"unknown signal(s) {', '.join(unknown)} — choose from {', '.join(plugins)}"
         )
     entry = home.get(slug)
+    # A reader that stalls between reading the pointer and opening the files can find its
+    # generation collected by writers that published meanwhile: that is not damage, so it
+    # opens the newer generation instead of reporting one.
+    for attempt in range(1, OPEN_ATTEMPTS + 1):
+        pointer = _pointer(entry)
+        try:
+            opened = _open_published(entry, plugins, options, only, weights, k)
+        except IndexCorrupt:
+            if attempt == OPEN_ATTEMPTS or _pointer(entry) == pointer:
+                raise
+            continue
+        if opened.warnings and attempt < OPEN_ATTEMPTS and _pointer(entry) != pointer:
+            opened.close()
+            continue
+        return opened
+    raise AssertionError("unreachable: the last attempt returns or raises")
+
+
+def _pointer(entry: RepoEntry) -> bytes:
+    try:
+        return (entry.directory / POINTER).read_bytes()
+    except FileNotFoundError:
+        return b""
+
+
+def _open_published(
+    entry: RepoEntry,
+    plugins: Mapping[str, SignalPlugin],
+    options: OpenOptions,
+    only: Sequence[str] | None,
+    weights: Mapping[str, float] | None,
+    k: int | None,
+) -> OpenIndex:
+    slug = entry.slug
     generation, manifest = load_manifest(entry)
     try:
         store = ChunkStore.open_readonly(generation / STORE_FILE)

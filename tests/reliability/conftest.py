@@ -98,6 +98,29 @@ def search(
     return results, response.warnings
 
 
+def ranked_groups(home: Home, text: str, slug: str = "toy", *, limit: int = 20) -> list[Any]:
+    """The results as consecutive groups of equal raw scores, each group as a set.
+
+    Two builds of the same files rank the same, except that exact score ties come back in
+    chunk-id order, and an incremental build numbers chunks differently from a clean one.
+    Comparing groups compares everything else exactly.
+    """
+    opened = open_index(home, slug, registry.plugins(), OpenOptions(home=home.root))
+    try:
+        results = opened.searcher.search(text, limit=limit).results
+    finally:
+        opened.close()
+    groups: list[tuple[Any, set[ResultKey]]] = []
+    for r in results:
+        signature = tuple((c.signal, round(c.raw_score, 6)) for c in r.contributions)
+        key = (r.path, r.start_line, r.end_line, r.symbol_name)
+        if groups and groups[-1][0] == signature:
+            groups[-1][1].add(key)
+        else:
+            groups.append((signature, {key}))
+    return [(signature, frozenset(keys)) for signature, keys in groups]
+
+
 def stored_chunks(home: Home, slug: str = "toy") -> list[tuple[str, int, int, str]]:
     """Every chunk of the published generation as (path, start, end, text), sorted."""
     from engine.generations import current_generation
