@@ -44,7 +44,7 @@ class Route:
 ROUTES: Mapping[QueryKind, Route] = {
     "identifier": Route(10, {"lexical": 1.0, "vector": 1.0, "symbol": 1.0}),
     "question": Route(60, {"lexical": 1.0, "vector": 3.0, "symbol": 0.25}),
-    "long": Route(30, {"lexical": 1.0, "vector": 0.5, "symbol": 0.25}),
+    "long": Route(10, {"lexical": 1.0, "vector": 0.5, "symbol": 0.0}),
 }
 
 
