@@ -1,9 +1,10 @@
 """Query-type routing: which kind of query this is, and the fusion weights for that kind.
 
 An identifier-like query ("APIRouter", "parse_header_links", "Greeter.greet") is answered
-best by the symbol and lexical signals; a question in words by the vector signal; a long
-pasted report or stack trace by all of them, with the symbol signal matching the frames it
-names. The weights per kind were chosen with ``python -m eval.tune`` on the labeled
+by all signals evenly with a small k (top ranks dominate); a question in words leans on the
+vector signal; a long pasted report or stack trace leans on lexical matching of the
+identifiers and error strings it contains (the vector signal reads only its first 256 word
+pieces, and the symbol signal's frame matches did not help on the datasets). The weights per kind were chosen with ``python -m eval.tune`` on the labeled
 datasets (see eval/RESULTS.md), not on single queries.
 """
 
