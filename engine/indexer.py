@@ -35,6 +35,7 @@ from engine.generations import (
     write_json_atomic,
     writer_lock,
 )
+from engine.gitchanges import Vouched, snapshot, vouched_since
 from engine.home import Home, RepoEntry
 from engine.signal import (
     BuildJob,
@@ -207,6 +208,12 @@ class Indexer:
         report.full_rebuild = previous is None
 
         started = time.perf_counter()
+        # Before any file is read, so that the recorded state never claims a later one.
+        git = snapshot(entry.root)
+        vouched = vouched_since(entry.root, manifest, git) if previous is not None else None
+        report.stage_seconds["git"] = time.perf_counter() - started
+
+        started = time.perf_counter()
         self.progress("walking", 0, 0)
         walked = walk(entry.root, max_file_bytes=MAX_FILE_BYTES)
         skipped: Counter[str] = Counter(str(s.reason) for s in walked.skipped)
@@ -221,7 +228,7 @@ class Indexer:
             store = ChunkStore.open_writable(store_path)
             try:
                 started = time.perf_counter()
-                changes = self._sync_store(store, walked.files, report, skipped)
+                changes = self._sync_store(store, walked.files, report, skipped, vouched)
                 report.stage_seconds["read+chunk"] = time.perf_counter() - started
                 report.files_indexed = store.file_count()
                 report.chunks = store.chunk_count()
@@ -234,6 +241,8 @@ class Indexer:
                     report.up_to_date = True
                     return report
                 new_manifest = self._manifest(entry, store, report)
+                if git is not None:
+                    new_manifest.update(git.manifest_fields())
                 new_manifest["signals"] = self._run_builders(
                     [b for b in builders if not b.slow],
                     store,
@@ -278,8 +287,12 @@ class Indexer:
         files: Sequence[WalkedFile],
         report: IndexReport,
         skipped: Counter[str],
+        vouched: Vouched | None = None,
     ) -> _Changes:
-        """Bring the store in line with the walked files; return what changed."""
+        """Bring the store in line with the walked files; return what changed.
+
+        A file whose stat changed is read unless git ``vouched`` for its content.
+        """
         known = store.files()
         refused_before = store.unindexed()
         refused: dict[str, tuple[str, int, int]] = {}
@@ -291,6 +304,16 @@ class Indexer:
             stat = stats[walked.path] = (walked.size_bytes, walked.mtime_ns)
             record = known.get(walked.path)
             if record is not None and (record.size_bytes, record.mtime_ns) == stat:
+                kept.add(walked.path)
+                report.files_unchanged += 1
+                continue
+            if (
+                record is not None
+                and vouched is not None
+                and vouched.covers(walked.path, record.mtime_ns)
+            ):
+                store.touch_file(walked.path, *stat)
+                changes.records_changed = True
                 kept.add(walked.path)
                 report.files_unchanged += 1
                 continue
