@@ -484,3 +484,9 @@ def defs(slug: str, name: str, limit: int, as_json: bool) -> None:
 def refs(slug: str, symbol: str, limit: int, as_json: bool) -> None:
     """List the definition and the references of SYMBOL, callers first."""
     _lookup(slug, symbol, limit, as_json, references=True)
+
+
+from cli.context_command import context_command, verify_command  # noqa: E402
+
+main.add_command(context_command)
+main.add_command(verify_command)

@@ -273,10 +273,41 @@ def _lookup(
     return {"query": text, "results": results, "total": len(results)}
 
 
+# --- assembleContext ------------------------------------------------------------------------
+
+ASSEMBLE_CONTEXT = (
+    "Get, in one call and within a token budget, the code that answers a question together "
+    "with the definitions that code uses (the types and helpers it calls), so you do not have "
+    "to guess them or search again. Most of the budget goes to the best search results, the "
+    "rest to those definitions; code is never cut mid-line and no region appears twice. Use "
+    "it before editing unfamiliar code. With tests=true it also lists the tests that exercise "
+    'the answer (found through references).\n\nReturns {"primary": [...], "expanded": '
+    '[...], "tokens", "budget", "dropped", ...}: results in the semanticSearch shape, plus '
+    '"detail" (full, signature or location) and, for expanded ones, "usedBy".'
+)
+
+
+def assemble_context(
+    context: ToolContext,
+    repo: Repo,
+    query: Annotated[str, Field(description="What you are about to work on, in words.")],
+    budget: Annotated[
+        int, Field(ge=200, le=200_000, description="Token budget for all the code returned.")
+    ] = 4000,
+    tests: Annotated[bool, Field(description="Also list related tests.")] = False,
+) -> dict[str, Any]:
+    from cli.context_command import context_for
+
+    slug = repo_slug(repo)
+    with context.indexes.use(slug) as opened:
+        return context_for(opened, query, budget, include_tests=tests)
+
+
 TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec("semanticSearch", SEMANTIC_SEARCH, semantic_search),
     ToolSpec("findSymbol", FIND_SYMBOL, find_symbol),
     ToolSpec("findReferences", FIND_REFERENCES, find_references),
+    ToolSpec("assembleContext", ASSEMBLE_CONTEXT, assemble_context),
     ToolSpec("indexStatus", INDEX_STATUS, index_status),
     ToolSpec("listRepos", LIST_REPOS, list_repos),
     ToolSpec("reindex", REINDEX, reindex, read_only=False),

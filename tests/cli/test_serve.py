@@ -142,6 +142,7 @@ def test_initialize_and_tools_listed(shared_home: Path, tmp_path: Path) -> None:
             "semanticSearch",
             "findSymbol",
             "findReferences",
+            "assembleContext",
             "indexStatus",
             "listRepos",
             "reindex",
@@ -213,6 +214,11 @@ def test_find_symbol_and_references(shared_home: Path, tmp_path: Path) -> None:
         refs = await call(session, "findReferences", {"repo": "toy", "symbol": "greet"})
         assert refs["results"][0]["role"] == "definition"
         assert refs["total"] == len(refs["results"])
+        packed = await call(
+            session, "assembleContext", {"repo": "toy", "query": "greet", "budget": 500}
+        )
+        assert packed["tokens"] <= 500
+        assert packed["primary"][0]["filePath"] == "toy/greeter.py"
         missing = await call(session, "findSymbol", {"repo": "ghost", "name": "x"})
         assert "engine index PATH --name ghost" in missing["error"]
 
