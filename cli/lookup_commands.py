@@ -6,6 +6,7 @@ from typing import Any
 
 from engine.home import Home, validate_slug
 from engine.reader import open_index
+from engine.searcher import clean_query
 from engine.signal import OpenOptions, SignalPlugin
 from engine.store import ChunkStore
 
@@ -56,4 +57,4 @@ def lookup(
         results = [location_json(slug, opened.store, loc) for loc in found]
     finally:
         opened.close()
-    return {"query": text, "results": results, "total": len(results)}
+    return {"query": clean_query(text), "results": results, "total": len(results)}

@@ -23,6 +23,7 @@ from cli.serve_reindex import ReindexJobs
 from engine.errors import EngineError, RepoNotFound, UsageError
 from engine.home import Home, validate_slug
 from engine.reader import load_manifest
+from engine.searcher import clean_query
 from engine.status import repo_status
 from engine.types import Filters
 
@@ -270,7 +271,7 @@ def _lookup(
         else:
             found = find_definitions(opened.generation, text, limit)
         results = [location_json(slug, opened.store, loc) for loc in found]
-    return {"query": text, "results": results, "total": len(results)}
+    return {"query": clean_query(text), "results": results, "total": len(results)}
 
 
 # --- assembleContext ------------------------------------------------------------------------

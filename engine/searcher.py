@@ -28,6 +28,13 @@ class ChunkReader(Protocol):
     def chunks(self, ids: Sequence[int]) -> Mapping[int, Chunk]: ...
 
 
+def clean_query(text: str) -> str:
+    """Query text as the signals receive it: control characters and lone surrogates (which
+    UTF-8 cannot encode, so no backend can take them) become spaces; cut to MAX_QUERY_CHARS."""
+    clean = "".join(ch if ch.isprintable() or ch in "\n\t" else " " for ch in text)
+    return clean[:MAX_QUERY_CHARS]
+
+
 def _matches(chunk: Chunk | None, location: Location | None, filters: Filters) -> bool:
     path = chunk.path if chunk else (location.path if location else "")
     if filters.path_globs and not any(
@@ -125,8 +132,7 @@ class Searcher:
     ) -> SearchResponse:
         if limit < 1:
             raise UsageError("limit must be at least 1")
-        clean = "".join(ch if ch.isprintable() or ch in "\n\t" else " " for ch in text)
-        clean = clean[:MAX_QUERY_CHARS]
+        clean = clean_query(text)
         if not clean.strip():
             raise UsageError("the query is empty — say what code you are looking for")
         query = Query(clean, filters or Filters())

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Literal
 
 from engine.errors import SignalUnavailable
+from engine.searcher import clean_query
 from engine.signal import ChunkSource
 from engine.tokens import identifiers
 from engine.types import SYMBOL, Chunk
@@ -91,6 +92,7 @@ def find_definitions(generation: Path, name: str, limit: int = 20) -> list[Symbo
     Exact matches first (the name, case-insensitive, or the end of the qualified name), then
     fuzzy ones (prefixes, shared name parts) in the symbol signal's ranking order.
     """
+    name = clean_query(name)
     table = _open(generation)
     try:
         if _scip_symbol(name):
@@ -132,6 +134,7 @@ def find_references(
     generation: Path, store: ChunkSource, symbol_or_name: str, limit: int = 50
 ) -> list[SymbolLocation]:
     """The definitions of a symbol, then its references, callers first (see module docstring)."""
+    symbol_or_name = clean_query(symbol_or_name)
     table = _open(generation)
     try:
         targets = _resolve(table, symbol_or_name)
