@@ -98,27 +98,48 @@ def search(
     return results, response.warnings
 
 
-def ranked_groups(home: Home, text: str, slug: str = "toy", *, limit: int = 20) -> list[Any]:
-    """The results as consecutive groups of equal raw scores, each group as a set.
-
-    Two builds of the same files rank the same, except that exact score ties come back in
-    chunk-id order, and an incremental build numbers chunks differently from a clean one.
-    Comparing groups compares everything else exactly.
-    """
+def ranking(
+    home: Home, text: str, slug: str = "toy", *, limit: int = 20
+) -> list[tuple[Any, ResultKey]]:
+    """The results in order, each with its raw scores per signal."""
     opened = open_index(home, slug, registry.plugins(), OpenOptions(home=home.root))
     try:
         results = opened.searcher.search(text, limit=limit).results
     finally:
         opened.close()
-    groups: list[tuple[Any, set[ResultKey]]] = []
-    for r in results:
-        signature = tuple((c.signal, round(c.raw_score, 6)) for c in r.contributions)
-        key = (r.path, r.start_line, r.end_line, r.symbol_name)
+    return [
+        (
+            tuple((c.signal, round(c.raw_score, 6)) for c in r.contributions),
+            (r.path, r.start_line, r.end_line, r.symbol_name),
+        )
+        for r in results
+    ]
+
+
+def assert_same_ranking(
+    home: Home, reference: Home, text: str, slug: str = "toy", *, limit: int = 20
+) -> None:
+    """``home`` ranks ``text`` as ``reference`` does, up to the order inside exact ties.
+
+    An incremental build numbers chunks differently from a clean one, and exact score ties
+    come back in chunk-id order; so results the reference scores identically (same raw score
+    from every signal) may swap. A tie cut off by ``limit`` is only compared by size.
+    """
+    got = [key for _, key in ranking(home, text, slug, limit=limit)]
+    want = ranking(reference, text, slug, limit=limit)
+    assert len(got) == len(want), (text, got, want)
+    groups: list[tuple[Any, list[ResultKey]]] = []
+    for signature, key in want:
         if groups and groups[-1][0] == signature:
-            groups[-1][1].add(key)
+            groups[-1][1].append(key)
         else:
-            groups.append((signature, {key}))
-    return [(signature, frozenset(keys)) for signature, keys in groups]
+            groups.append((signature, [key]))
+    if len(want) == limit and groups:
+        groups.pop()
+    position = 0
+    for _, keys in groups:
+        assert set(got[position : position + len(keys)]) == set(keys), (text, got, want)
+        position += len(keys)
 
 
 def stored_chunks(home: Home, slug: str = "toy") -> list[tuple[str, int, int, str]]:

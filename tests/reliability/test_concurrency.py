@@ -29,10 +29,10 @@ from engine.signal import OpenOptions, Signal
 from engine.store import STORE_FILE, ChunkStore
 from signals import registry
 from tests.reliability.conftest import (
+    assert_same_ranking,
     cli,
     index,
     indexer,
-    ranked_groups,
     search,
     stored_chunks,
     write,
@@ -146,7 +146,7 @@ def test_many_writers_at_once_serialise_and_converge(
     index(clean, indexed)
     assert stored_chunks(home) == stored_chunks(clean)
     for text in QUERIES:
-        assert ranked_groups(home, text) == ranked_groups(clean, text)
+        assert_same_ranking(home, clean, text)
 
 
 # --- readers during a stream of reindexes --------------------------------------------------

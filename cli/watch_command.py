@@ -1,0 +1,184 @@
+"""``engine watch``: keep one repository's index current while its files change.
+
+Registered in ``cli/main.py`` with ``main.add_command(watch)``. Self-contained (its own error
+output) so that ``cli.main`` can import it without a cycle. Ctrl-C (or SIGTERM) ends it with
+exit code 0: an update cut short leaves the previous generation published.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+from pathlib import Path
+from typing import Any, NoReturn
+
+import click
+
+from cli.output import dumps
+from engine.errors import EngineError, RepoNotFound
+from engine.home import Home, engine_home, slug_from_folder, validate_slug
+
+EXIT_ERROR = 1
+
+
+def _fail(message: str, as_json: bool) -> NoReturn:
+    if as_json:
+        click.echo(dumps({"error": message}))
+    else:
+        click.secho(f"error: {message}", fg="red", err=True)
+    sys.exit(EXIT_ERROR)
+
+
+def _emit(data: dict[str, Any], line: str, as_json: bool) -> None:
+    if as_json:
+        click.echo(dumps(data).replace("\n", ""))  # one event per line (JSON lines)
+    else:
+        click.echo(line)
+
+
+def _resolve(home: Home, repo: str, slug: str | None) -> tuple[str, Path | None]:
+    """The slug to watch, and the folder to index first when ``repo`` is a new folder."""
+    if slug is None:
+        try:
+            validate_slug(repo)
+            home.get(repo)
+            return repo, None
+        except EngineError:
+            pass  # not an indexed repository's name: maybe a folder
+    folder = Path(repo)
+    if not folder.is_dir():
+        if slug is None and not folder.exists():
+            home.get(validate_slug(repo))  # raises the "no index for ..." error with its fix
+        raise RepoNotFound(f"{repo} is not a folder — give an indexed repository's name or a path")
+    name = validate_slug(slug) if slug else slug_from_folder(folder.resolve())
+    return name, folder
+
+
+def _updated(slug: str, event: Any, as_json: bool) -> None:
+    report = event.report
+    if report.up_to_date:
+        what = f"already up to date ({report.generation})"
+    else:
+        what = (
+            f"updated {report.generation}: +{report.files_added} ~{report.files_changed} "
+            f"-{report.files_removed} files, {report.chunks} chunks"
+        )
+    _emit(
+        {
+            "event": "updated",
+            "repo": slug,
+            "generation": report.generation,
+            "upToDate": report.up_to_date,
+            "filesAdded": report.files_added,
+            "filesChanged": report.files_changed,
+            "filesRemoved": report.files_removed,
+            "chunks": report.chunks,
+            "seconds": round(event.seconds, 3),
+            "problems": len(report.problems),
+        },
+        f"{slug}: {what} in {event.seconds:.2f}s",
+        as_json,
+    )
+
+
+@click.command()
+@click.argument("repo")
+@click.option("--name", "slug", help="Index name when REPO is a folder not yet indexed.")
+@click.option(
+    "--quiet-period",
+    "quiet_s",
+    default=0.5,
+    show_default=True,
+    type=click.FloatRange(0.0, 3600.0),
+    help="Seconds without a change before an update starts (one update per burst).",
+)
+@click.option(
+    "--interval",
+    "poll_s",
+    default=0.5,
+    show_default=True,
+    type=click.FloatRange(0.05, 3600.0),
+    help="Shortest pause between two scans (longer for trees that take long to scan).",
+)
+@click.option(
+    "--max-delay",
+    "max_delay_s",
+    default=30.0,
+    show_default=True,
+    type=click.FloatRange(0.0, 86400.0),
+    help="Update at the latest this many seconds after a change, even if changes go on.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object per event.")
+def watch(
+    repo: str,
+    slug: str | None,
+    quiet_s: float,
+    poll_s: float,
+    max_delay_s: float,
+    as_json: bool,
+) -> None:
+    """Keep the index of REPO (a name or a folder) current as files change, until Ctrl-C."""
+    from engine.indexer import MAX_FILE_BYTES, Indexer
+    from engine.signal import IndexOptions
+    from engine.watching import Watcher, WatchEvent, WatchOptions, indexed_state, tree_state
+    from signals.registry import plugins
+
+    home = Home(engine_home())
+    # SIGTERM (a supervisor stopping it) ends the watch like Ctrl-C does.
+    previous_handler = signal.signal(signal.SIGTERM, signal.default_int_handler)
+    updates = 0
+    name = repo
+    try:
+        name, folder = _resolve(home, repo, slug)
+        indexer = Indexer(home, plugins(), IndexOptions(home=home.root))
+        if folder is not None:
+            report = indexer.index(name, folder, wait=True)
+            _emit(
+                {"event": "indexed", "repo": name, "generation": report.generation},
+                f"{name}: indexed {folder} ({report.generation})",
+                as_json,
+            )
+        root = home.get(name).root
+        watcher = Watcher(
+            lambda: tree_state(root, max_file_bytes=MAX_FILE_BYTES),
+            lambda: indexed_state(home, name),
+            lambda: indexer.reindex(name, wait=True),
+            WatchOptions(quiet_s=quiet_s, poll_s=poll_s, max_delay_s=max_delay_s),
+        )
+
+        def on_event(event: WatchEvent) -> None:
+            if event.kind == "updated":
+                _updated(name, event, as_json)
+            elif event.kind == "failed":
+                _emit(
+                    {"event": "failed", "repo": name, "error": event.error},
+                    f"{name}: update failed, will retry: {event.error}",
+                    as_json,
+                )
+            elif event.kind == "waiting":
+                _emit(
+                    {"event": "changed", "repo": name, "changed": event.changed},
+                    f"{name}: {event.changed} files changed, updating once they settle",
+                    as_json,
+                )
+
+        _emit(
+            {"event": "watching", "repo": name, "root": str(root)},
+            f"{name}: watching {root} (Ctrl-C to stop)",
+            as_json,
+        )
+        try:
+            watcher.run(on_event)
+        finally:
+            updates = watcher.updates
+    except KeyboardInterrupt:
+        pass  # the way to stop watching; an update cut short was not published
+    except EngineError as exc:  # e.g. the folder went away: a scan cannot list it
+        _fail(str(exc), as_json)
+    finally:
+        signal.signal(signal.SIGTERM, previous_handler)
+    _emit(
+        {"event": "stopped", "repo": name, "updates": updates},
+        f"{name}: stopped watching after {updates} updates",
+        as_json,
+    )
