@@ -15,10 +15,12 @@ import pytest
 from click.testing import CliRunner
 
 from cli.main import main
+from engine.generations import read_manifest
 from engine.home import Home
 from engine.indexer import Indexer, IndexReport
 from engine.reader import open_index
-from engine.signal import IndexOptions, OpenOptions
+from engine.searcher import Searcher
+from engine.signal import IndexOptions, OpenOptions, Signal
 from engine.store import STORE_FILE, ChunkStore
 from signals import registry
 
@@ -99,12 +101,17 @@ def search(
 
 
 def ranking(
-    home: Home, text: str, slug: str = "toy", *, limit: int = 20
+    home: Home,
+    text: str,
+    slug: str = "toy",
+    *,
+    limit: int = 20,
+    signals: list[str] | None = None,
 ) -> list[tuple[Any, ResultKey]]:
     """The results in order, each with its raw scores per signal."""
     opened = open_index(home, slug, registry.plugins(), OpenOptions(home=home.root))
     try:
-        results = opened.searcher.search(text, limit=limit).results
+        results = opened.searcher.search(text, limit=limit, signals=signals).results
     finally:
         opened.close()
     return [
@@ -116,8 +123,40 @@ def ranking(
     ]
 
 
+def generation_ranking(
+    generation: Path, text: str, *, limit: int = 20, signals: list[str] | None = None
+) -> list[tuple[Any, ResultKey]]:
+    """``ranking`` of one given generation (published or not), opened like ``open_index``."""
+    manifest = read_manifest(generation)
+    store = ChunkStore.open_readonly(generation / STORE_FILE)
+    opened: dict[str, Signal] = {}
+    for name, plugin in registry.plugins().items():
+        state = manifest["signals"].get(name, {})
+        if state.get("ready") and (signals is None or name in signals):
+            opened[name] = plugin.open(generation / name, state["meta"], OpenOptions(Path()))
+    searcher = Searcher("toy", store, opened)
+    try:
+        results = searcher.search(text, limit=limit).results
+    finally:
+        searcher.close()
+        store.close()
+    return [
+        (
+            tuple((c.signal, round(c.raw_score, 6)) for c in r.contributions),
+            (r.path, r.start_line, r.end_line, r.symbol_name),
+        )
+        for r in results
+    ]
+
+
 def assert_same_ranking(
-    home: Home, reference: Home, text: str, slug: str = "toy", *, limit: int = 20
+    home: Home,
+    reference: Home,
+    text: str,
+    slug: str = "toy",
+    *,
+    limit: int = 20,
+    signals: list[str] | None = None,
 ) -> None:
     """``home`` ranks ``text`` as ``reference`` does, up to the order inside exact ties.
 
@@ -125,8 +164,8 @@ def assert_same_ranking(
     come back in chunk-id order; so results the reference scores identically (same raw score
     from every signal) may swap. A tie cut off by ``limit`` is only compared by size.
     """
-    got = [key for _, key in ranking(home, text, slug, limit=limit)]
-    want = ranking(reference, text, slug, limit=limit)
+    got = [key for _, key in ranking(home, text, slug, limit=limit, signals=signals)]
+    want = ranking(reference, text, slug, limit=limit, signals=signals)
     assert len(got) == len(want), (text, got, want)
     groups: list[tuple[Any, list[ResultKey]]] = []
     for signature, key in want:
