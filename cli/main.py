@@ -487,6 +487,8 @@ def refs(slug: str, symbol: str, limit: int, as_json: bool) -> None:
 
 
 from cli.context_command import context_command, verify_command  # noqa: E402
+from cli.watch_command import watch  # noqa: E402
 
 main.add_command(context_command)
 main.add_command(verify_command)
+main.add_command(watch)
