@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
+import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -32,12 +33,34 @@ def text_key(text: str) -> bytes:
     return hashlib.sha256(text.encode("utf-8")).digest()
 
 
+_DAMAGED = (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)
+
+
+def _set_aside(path: Path) -> None:
+    """Rename a damaged cache out of the way (kept for inspection) with its WAL files."""
+    path.replace(path.with_name(f"{path.name}.damaged-{int(time.time())}"))
+    for suffix in ("-wal", "-shm"):
+        path.with_name(path.name + suffix).unlink(missing_ok=True)
+
+
 class EmbeddingCache:
     """Vectors of one model. Not thread-safe: use one instance per thread."""
 
     def __init__(self, path: Path, model_id: str, dim: int) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self._dim = dim
+        try:
+            self._open(path, model_id, dim)
+        except sqlite3.DatabaseError as exc:
+            if getattr(exc, "sqlite_errorcode", None) not in _DAMAGED:
+                raise
+            self._db.close()
+            # A damaged file (the disk's doing: WAL survives crashes of this program) holds
+            # nothing that cannot be computed again, and every build would fail on it.
+            _set_aside(path)
+            self._open(path, model_id, dim)
+
+    def _open(self, path: Path, model_id: str, dim: int) -> None:
         self._db = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
         self._db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         self._db.execute("PRAGMA journal_mode = WAL")
