@@ -137,11 +137,13 @@ def test_hostile_repository_indexes_and_answers(home: Home, hostile: Path) -> No
 
 def test_chunk_text_is_exactly_the_file_lines(home: Home, hostile: Path) -> None:
     index(home, hostile)
+    lines: dict[str, list[str]] = {}
     for path, start, end, text in stored_chunks(home):
         if path.startswith("enc/"):
             continue  # decoded from another encoding or with replacements
-        lines = (hostile / path).read_text(encoding="utf-8").splitlines()
-        assert text == "\n".join(lines[start - 1 : end]), path
+        if path not in lines:
+            lines[path] = (hostile / path).read_text(encoding="utf-8").splitlines()
+        assert text == "\n".join(lines[path][start - 1 : end]), path
 
 
 def test_cli_index_and_query_of_hostile_repository(home: Home, hostile: Path) -> None:
