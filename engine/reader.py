@@ -37,7 +37,8 @@ class OpenIndex:
         self.store.close()
 
 
-def _rebuild_hint(entry: RepoEntry) -> str:
+def rebuild_hint(entry: RepoEntry) -> str:
+    """The command that rebuilds a damaged index of ``entry``, as the end of a message."""
     # --full: an update trusts the previous generation's signals and would keep a damaged one.
     return f"run engine index {entry.root} --name {entry.slug} --full to rebuild it"
 
@@ -53,11 +54,11 @@ def load_manifest(entry: RepoEntry) -> tuple[Path, dict[str, Any]]:
         return generation, read_manifest(generation)
     except IndexIncompatible as exc:
         raise IndexIncompatible(
-            f"the index of {entry.slug}: {exc} — {_rebuild_hint(entry)}"
+            f"the index of {entry.slug}: {exc} — {rebuild_hint(entry)}"
         ) from None
     except IndexCorrupt as exc:
         raise IndexCorrupt(
-            f"the index of {entry.slug} is damaged: {exc} — {_rebuild_hint(entry)}"
+            f"the index of {entry.slug} is damaged: {exc} — {rebuild_hint(entry)}"
         ) from None
 
 
@@ -120,7 +121,7 @@ def _open_published(
     try:
         store = ChunkStore.open_readonly(generation / STORE_FILE)
     except IndexCorrupt as exc:
-        raise IndexCorrupt(f"{exc} — {_rebuild_hint(entry)}") from None
+        raise IndexCorrupt(f"{exc} — {rebuild_hint(entry)}") from None
     states: Mapping[str, Any] = manifest.get("signals", {})
     signals: dict[str, Signal] = {}
     warnings: list[str] = []
@@ -137,15 +138,15 @@ def _open_published(
         try:
             signals[name] = plugin.open(generation / name, state.get("meta", {}), options)
         except EngineError as exc:
-            warnings.append(f"the {name} signal is off: {exc} — {_rebuild_hint(entry)}")
+            warnings.append(f"the {name} signal is off: {exc} — {rebuild_hint(entry)}")
         except Exception as exc:  # a backend's own error: keep the other signals answering
             warnings.append(
-                f"the {name} signal is off: {type(exc).__name__}: {exc} — {_rebuild_hint(entry)}"
+                f"the {name} signal is off: {type(exc).__name__}: {exc} — {rebuild_hint(entry)}"
             )
     if not signals:
         store.close()
         raise IndexCorrupt(
-            f"no signal of {slug} can answer ({'; '.join(warnings)}) — {_rebuild_hint(entry)}"
+            f"no signal of {slug} can answer ({'; '.join(warnings)}) — {rebuild_hint(entry)}"
         )
     searcher = Searcher(slug, store, signals, weights=weights, k=k, warnings=warnings)
     return OpenIndex(entry, generation, manifest, store, searcher, warnings)

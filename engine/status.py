@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from engine.errors import IndexCorrupt
 from engine.freshness import staleness
 from engine.home import Home
 from engine.indexer import MAX_FILE_BYTES
-from engine.reader import load_manifest
+from engine.reader import load_manifest, rebuild_hint
 from engine.store import STORE_FILE, ChunkStore
 
 
@@ -36,7 +37,10 @@ def repo_status(home: Home, slug: str) -> dict[str, Any]:
         },
     }
     if entry.root.is_dir():
-        store = ChunkStore.open_readonly(generation / STORE_FILE)
+        try:
+            store = ChunkStore.open_readonly(generation / STORE_FILE)
+        except IndexCorrupt as exc:
+            raise IndexCorrupt(f"{exc} — {rebuild_hint(entry)}") from None
         try:
             stale = staleness(
                 entry.root, store.files(), store.unindexed(), max_file_bytes=MAX_FILE_BYTES

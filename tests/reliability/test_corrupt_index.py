@@ -126,7 +126,7 @@ def test_damaged_file_is_reported_and_a_full_rebuild_repairs_it(
     code, status = cli("status", "toy")
     assert code in (0, 1)
     if code == 1:
-        assert status["error"]
+        assert hint(repo) in status["error"]
     rebuild_restores(repo, built)
 
 
@@ -230,3 +230,37 @@ def test_damaged_embedding_cache_is_set_aside_and_rebuilt(
     code, data = cli("query", "toy", "extra function")
     assert code == 0 and "warning" not in data
     assert data["results"][0]["filePath"] == "toy/extra.py"
+
+
+def test_agent_tools_report_damage_with_the_fix(
+    home: Home, repo: Path, built: dict[str, Any]
+) -> None:
+    from cli.serve import run_tool
+    from cli.serve_indexes import IndexCache
+    from cli.serve_reindex import ReindexJobs
+    from cli.serve_tools import TOOLS, ToolContext
+    from signals import registry
+
+    search = next(spec for spec in TOOLS if spec.name == "semanticSearch")
+    generation = published(home)
+    (target,) = generation.glob("symbol/symbols.sqlite")
+    scribble_header(target)
+    indexes = IndexCache(home, registry.plugins())
+    jobs = ReindexJobs(home.root)
+    context = ToolContext(home, indexes, jobs)
+    try:
+        data = run_tool(search, context, {"repo": "toy", "query": "greet"})
+        assert data["results"] and hint(repo) in data["warning"]
+        empty(generation / "manifest.json")
+        data = run_tool(search, context, {"repo": "toy", "query": "greet"})
+        assert data["results"], "the open generation keeps answering"
+        # A server started now cannot open it: the error names the fix.
+        fresh = IndexCache(home, registry.plugins())
+        try:
+            data = run_tool(search, ToolContext(home, fresh, jobs), {"repo": "toy", "query": "x"})
+        finally:
+            fresh.close()
+        assert hint(repo) in data["error"]
+    finally:
+        jobs.close()
+        indexes.close()
