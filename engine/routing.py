@@ -4,8 +4,9 @@ An identifier-like query ("APIRouter", "parse_header_links", "Greeter.greet") is
 by all signals evenly with a small k (top ranks dominate); a question in words leans on the
 vector signal; a long pasted report or stack trace leans on lexical matching of the
 identifiers and error strings it contains (the vector signal reads only its first 256 word
-pieces, and the symbol signal's frame matches did not help on the datasets). The weights per kind were chosen with ``python -m eval.tune`` on the labeled
-datasets (see eval/RESULTS.md), not on single queries.
+pieces, and the symbol signal's frame matches did not help on the datasets). The weights
+per kind were chosen with ``python -m eval.tune`` on the labeled datasets (see
+eval/RESULTS.md), not on single queries.
 """
 
 from __future__ import annotations
