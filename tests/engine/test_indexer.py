@@ -153,3 +153,17 @@ def test_failed_build_keeps_previous_generation(
     newest = max(p.name for p in home.repo_dir("toy").glob("gen-*"))
     assert newest == before.name  # the unpublished generation was removed
     assert search(home, "add")[0][3] == "toy.util.add"
+
+
+def test_definition_outranks_a_mention_when_the_query_names_it(home: Home, tmp_path: Path) -> None:
+    root = tmp_path / "mentions"
+    write(
+        root,
+        "app/uses.py",
+        "from app.core import render_page\n\n\ndef main():\n"
+        "    # render_page is called twice: render_page, render_page\n"
+        "    return render_page() + render_page()\n",
+    )
+    write(root, "app/core.py", "def render_page():\n    return '<html>'\n")
+    indexer(home).index("toy", root)
+    assert search(home, "render_page")[0][:2] == ("app/core.py", 1)
