@@ -17,7 +17,7 @@ from typing import Any, NoReturn
 
 import click
 
-from cli.output import dumps, print_response, response_json
+from cli.output import dumps, print_response, printable, response_json
 from cli.progress import Progress
 from engine.errors import EngineError, UsageError
 from engine.home import Home, engine_home, slug_from_folder, validate_slug
@@ -100,7 +100,7 @@ def _print_report(report: Any, as_json: bool) -> None:
     stages = ", ".join(f"{stage} {seconds:.2f}s" for stage, seconds in report.stage_seconds.items())
     click.echo(f"  time: {stages}")
     for problem in report.problems[:20]:
-        click.secho(f"  problem: {problem}", fg="yellow")
+        click.secho(f"  problem: {printable(problem)}", fg="yellow")
     if len(report.problems) > 20:
         click.secho(f"  … {len(report.problems) - 20} more problems (see --json)", fg="yellow")
 
@@ -128,6 +128,19 @@ def _print_report(report: Any, as_json: bool) -> None:
     show_default=True,
     help="auto: run the installed real SCIP indexers (scip-python, scip-typescript).",
 )
+@click.option(
+    "--embed-precision",
+    type=click.Choice(["fp32", "int8"]),
+    help="Embed with the model's own weights or an int8 copy (faster; see eval/RESULTS.md). "
+    "Default: what the index used, else the measured default. An existing index switches "
+    "on a --full build.",
+)
+@click.option(
+    "--document-tokens",
+    type=click.IntRange(16, 512),
+    help="Word pieces of each chunk's text the embedder reads (default: what the index used, "
+    "else the measured default). An existing index switches on a --full build.",
+)
 @json_option
 def index(
     path: Path,
@@ -137,6 +150,8 @@ def index(
     model: Path | None,
     scip_file: Path | None,
     scip_indexer: str,
+    embed_precision: str | None,
+    document_tokens: int | None,
     as_json: bool,
 ) -> None:
     """Register the repository at PATH and index it (incrementally when already indexed)."""
@@ -151,6 +166,8 @@ def index(
             model=str(model.resolve()) if model else None,
             scip_file=scip_file.resolve() if scip_file else None,
             scip_indexer=scip_indexer,
+            embed_precision=embed_precision,
+            document_tokens=document_tokens,
         )
         indexer = Indexer(ctx.home, _plugins(), options, progress)
         report = indexer.index(name, path, wait=wait, full=full)
@@ -207,7 +224,7 @@ def _print_status(item: dict[str, Any]) -> None:
     if "error" in item:
         click.echo(f"{item['repo']}: {item['error']}")
         return
-    click.secho(f"{item['repo']}  ({item['root']})", bold=True)
+    click.secho(f"{item['repo']}  ({printable(item['root'])})", bold=True)
     click.echo(f"  built {item['builtAt']}  {item['generation']}")
     if item.get("sourceCommit"):
         click.echo(f"  commit {item['sourceCommit']}")
@@ -243,7 +260,7 @@ def repos(as_json: bool) -> None:
         if not entries:
             click.echo("no repositories indexed — run engine index PATH")
         for e in entries:
-            click.echo(f"{e.slug}\t{e.root}")
+            click.echo(f"{e.slug}\t{printable(str(e.root))}")
 
 
 @main.command()
@@ -458,10 +475,13 @@ def _lookup(slug: str, text: str, limit: int, as_json: bool, *, references: bool
         if not data["results"]:
             click.echo("nothing found")
         for item in data["results"]:
-            where = click.style(f"{item['filePath']}:{item['line']}", fg="cyan", bold=True)
+            where = click.style(
+                f"{printable(item['filePath'])}:{item['line']}", fg="cyan", bold=True
+            )
             role = item["role"] if item["exact"] else f"{item['role']} (name match)"
-            inside = f" in {item['enclosing']}" if item["enclosing"] else ""
-            click.echo(f"{where}  {click.style(item['symbolName'], fg='green')}  {role}{inside}")
+            inside = f" in {printable(item['enclosing'])}" if item["enclosing"] else ""
+            name = click.style(printable(item["symbolName"]), fg="green")
+            click.echo(f"{where}  {name}  {role}{inside}")
             if item["role"] == "reference" and item["content"]:
                 click.echo(f"    {item['content'].strip()}")
 

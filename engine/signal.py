@@ -102,6 +102,10 @@ class IndexOptions:
     scip_file: Path | None = None  # an index.scip given by the user
     scip_indexer: str = "none"  # "auto" runs installed real SCIP indexers; "none" does not
     scip_timeout_s: float = 300.0
+    # How the vector signal embeds documents; None keeps what the index recorded (else the
+    # signal's measured default).
+    embed_precision: str | None = None  # "fp32" | "int8"
+    document_tokens: int | None = None  # word pieces read per document
 
 
 @dataclass(frozen=True, slots=True)

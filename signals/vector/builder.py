@@ -9,7 +9,7 @@ embedding cache makes that cheap for texts seen before.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -23,13 +23,15 @@ from signals.vector.documents import document_parts
 from signals.vector.embedder import Embedder, FloatMatrix
 from signals.vector.faiss_index import HNSW_THRESHOLD, VectorStore, faiss_ids
 from signals.vector.loader import LoadedModel, load_indexing_model
+from signals.vector.meta import PRECISIONS, EmbedSettings
 from signals.vector.meta import settings as index_settings
 
 DEFAULT_MAX_PARTS = 1
 DEFAULT_INCLUDE_PATH = True
 DEFAULT_BATCH_SIZE = 64  # texts per embed call and per cache commit
+DEFAULT_EMBED = EmbedSettings(precision="fp32", document_tokens=256)
 
-ModelLoader = Callable[[IndexOptions], LoadedModel]
+ModelLoader = Callable[[IndexOptions, EmbedSettings], LoadedModel]
 
 
 class VectorBuilder:
@@ -53,7 +55,7 @@ class VectorBuilder:
     ) -> None:
         self._options = options
         self._load_model = load_model
-        self._model: LoadedModel | None = None
+        self._models: dict[EmbedSettings, LoadedModel] = {}
         self._max_parts = max_parts
         self._include_path = include_path
         self._batch_size = batch_size
@@ -69,11 +71,18 @@ class VectorBuilder:
 
     def build(self, job: BuildJob) -> BuildReport:
         try:
-            model = self._loaded_model()
+            model = self._loaded_model(self._embed_settings(job.previous_meta))
         except SignalUnavailable as err:
             return BuildReport(ready=False, message=f"vector: {err}")
         embedder = model.embedder
-        settings = index_settings(embedder.model_id, self._max_parts, self._include_path)
+        document_tokens = int(model.meta.get("document_tokens") or 0)
+        # Cut short of the model's own limit, the same text gives other vectors.
+        cache_id = embedder.model_id
+        if 0 < document_tokens < int(model.meta.get("max_seq_length") or 0):
+            cache_id += f"/t{document_tokens}"
+        settings = index_settings(
+            embedder.model_id, self._max_parts, self._include_path, document_tokens
+        )
         problems: list[str] = []
         previous = self._load_previous(job, settings, problems)
         if previous is not None:
@@ -90,7 +99,7 @@ class VectorBuilder:
             to_add = job.added if job.previous_dir is None else list(job.source.iter_chunks())
 
         ids, texts = self._documents(to_add)
-        vectors, embedded = self._embed(embedder, texts, job.progress)
+        vectors, embedded = self._embed(embedder, texts, job.progress, cache_id)
         store.add(ids, vectors)
         table.put(to_add)
         store.settle()
@@ -118,10 +127,31 @@ class VectorBuilder:
         )
         return BuildReport(ready=True, meta=meta, problems=problems, message=message)
 
-    def _loaded_model(self) -> LoadedModel:
-        if self._model is None:
-            self._model = self._load_model(self._options)
-        return self._model
+    def _embed_settings(self, previous_meta: Mapping[str, Any]) -> EmbedSettings:
+        """What the user asked for, else what the index recorded, else the default."""
+        recorded = previous_meta.get("model")
+        recorded = recorded if isinstance(recorded, Mapping) else {}
+        precision = (
+            self._options.embed_precision
+            or str(recorded.get("precision") or "")
+            or DEFAULT_EMBED.precision
+        )
+        if precision not in PRECISIONS:
+            raise SignalUnavailable(
+                f"unknown embedding precision {precision!r}; use one of {', '.join(PRECISIONS)}"
+            )
+        tokens = (
+            self._options.document_tokens
+            or int(recorded.get("document_tokens") or 0)
+            or DEFAULT_EMBED.document_tokens
+        )
+        return EmbedSettings(precision=precision, document_tokens=tokens)
+
+    def _loaded_model(self, embed: EmbedSettings) -> LoadedModel:
+        model = self._models.get(embed)
+        if model is None:
+            model = self._models[embed] = self._load_model(self._options, embed)
+        return model
 
     def _load_previous(
         self, job: BuildJob, settings: dict[str, Any], problems: list[str]
@@ -151,7 +181,7 @@ class VectorBuilder:
         return faiss_ids(chunk_ids, parts), texts
 
     def _embed(
-        self, embedder: Embedder, texts: list[str], progress: ProgressFn
+        self, embedder: Embedder, texts: list[str], progress: ProgressFn, cache_id: str
     ) -> tuple[FloatMatrix, int]:
         """Vectors for ``texts`` and how many texts had to be embedded (not cached).
 
@@ -166,7 +196,7 @@ class VectorBuilder:
         for row, key in enumerate(keys):
             rows_of.setdefault(key, []).append(row)
         with EmbeddingCache(
-            cache_path(self._options.home, embedder.model_id), embedder.model_id, embedder.dim
+            cache_path(self._options.home, cache_id), cache_id, embedder.dim
         ) as cache:
             for key, vector in cache.get_many(rows_of).items():
                 vectors[rows_of.pop(key)] = vector

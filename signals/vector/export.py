@@ -29,6 +29,8 @@ from engine.errors import SignalUnavailable
 from signals.vector.model import ModelIdentity
 from signals.vector.onnx_embedder import (
     EXPORT_FORMAT,
+    FP32,
+    INT8,
     MANIFEST_FILE,
     ONNX_FILE,
     TOKENIZER_FILE,
@@ -60,12 +62,19 @@ def export_dir(home: Path, identity: ModelIdentity) -> Path:
     return home / "models" / identity.key
 
 
-def ensure_export(identity: ModelIdentity, home: Path) -> Path:
-    """The export folder for ``identity``, exporting first when it is missing or partial."""
+def ensure_export(identity: ModelIdentity, home: Path, precision: str = FP32) -> Path:
+    """The export folder for ``identity`` at ``precision``, exporting first when it is
+    missing or partial (an int8 copy is derived from the full-precision export)."""
     target = export_dir(home, identity)
     if read_manifest(target) is None:
         export_onnx(identity, target)
-    return target
+    if precision == FP32:
+        return target
+    if precision == INT8:
+        from signals.vector.quantize import ensure_quantized
+
+        return ensure_quantized(target, CHECK_TEXTS)
+    raise SignalUnavailable(f"unknown embedding precision {precision!r}; use fp32 or int8")
 
 
 def export_onnx(identity: ModelIdentity, target: Path) -> ExportManifest:
@@ -75,7 +84,7 @@ def export_onnx(identity: ModelIdentity, target: Path) -> ExportManifest:
     staging.chmod(0o755)  # mkdtemp makes it private; the export is shared like the home
     try:
         manifest = _export_into(identity, staging)
-        _publish(staging, target)
+        publish(staging, target)
     except SignalUnavailable:
         raise
     except Exception as err:
@@ -152,7 +161,7 @@ def _export_into(identity: ModelIdentity, staging: Path) -> ExportManifest:
         pad_id=int(tokenizer.pad_token_id or 0),
         max_cosine_diff=1.0,
     )
-    _write_manifest(staging, manifest)
+    write_manifest(staging, manifest)
     diff = max_cosine_diff(OnnxEmbedder(staging, threads=2), reference, CHECK_TEXTS)
     if not diff <= MAX_COSINE_DIFF:
         raise SignalUnavailable(
@@ -160,7 +169,7 @@ def _export_into(identity: ModelIdentity, staging: Path) -> ExportManifest:
             f"(1 - cosine up to {diff:.2e}); the model may use layers the exporter mishandles"
         )
     manifest = dataclasses.replace(manifest, max_cosine_diff=diff)
-    _write_manifest(staging, manifest)
+    write_manifest(staging, manifest)
     return manifest
 
 
@@ -187,13 +196,13 @@ def max_cosine_diff(a: Any, b: Any, texts: tuple[str, ...] | list[str]) -> float
     return float(1.0 - np.min(np.sum(va * vb, axis=1)))
 
 
-def _write_manifest(directory: Path, manifest: ExportManifest) -> None:
+def write_manifest(directory: Path, manifest: ExportManifest) -> None:
     (directory / MANIFEST_FILE).write_text(
         json.dumps(manifest.to_json(), indent=1, sort_keys=True), encoding="utf-8"
     )
 
 
-def _publish(staging: Path, target: Path) -> None:
+def publish(staging: Path, target: Path) -> None:
     try:
         staging.rename(target)
     except OSError:

@@ -16,6 +16,7 @@ from typing import Any
 from engine.errors import SignalUnavailable
 from engine.signal import IndexOptions
 from signals.vector.embedder import Embedder, HashingEmbedder
+from signals.vector.meta import EmbedSettings
 from signals.vector.model import (
     BUNDLED_NAME,
     ModelIdentity,
@@ -35,7 +36,14 @@ class LoadedModel:
 
 
 def model_meta(
-    identity: ModelIdentity | None, *, backend: str, model_id: str, dim: int, max_seq_length: int
+    identity: ModelIdentity | None,
+    *,
+    backend: str,
+    model_id: str,
+    dim: int,
+    max_seq_length: int,
+    precision: str = "fp32",
+    document_tokens: int = 0,
 ) -> dict[str, Any]:
     source = identity.source if identity else None
     return {
@@ -48,22 +56,31 @@ def model_meta(
         "config_sha256": identity.config_sha256 if identity else "",
         "dim": dim,
         "max_seq_length": max_seq_length,
+        "precision": precision,
+        "document_tokens": document_tokens or max_seq_length,
     }
 
 
-def load_indexing_model(options: IndexOptions) -> LoadedModel:
+def load_indexing_model(options: IndexOptions, embed: EmbedSettings) -> LoadedModel:
     """The ONNX embedder for the configured model, exporting it first when needed."""
     from signals.vector.export import ensure_export
     from signals.vector.onnx_embedder import OnnxEmbedder
 
     identity = identify(resolve_model(options.model), options.home)
-    embedder = OnnxEmbedder(ensure_export(identity, options.home), threads=2, batch_size=16)
+    embedder = OnnxEmbedder(
+        ensure_export(identity, options.home, embed.precision),
+        threads=2,
+        batch_size=32,
+        document_tokens=embed.document_tokens,
+    )
     meta = model_meta(
         identity,
         backend=ONNX,
         model_id=embedder.model_id,
         dim=embedder.dim,
         max_seq_length=embedder.manifest.max_seq_length,
+        precision=embedder.manifest.precision,
+        document_tokens=embedder.document_tokens,
     )
     return LoadedModel(embedder, meta)
 
@@ -115,8 +132,8 @@ def _reexport(meta: Mapping[str, Any], home: Path, directory: Path) -> None:
     source = _recorded_source(meta)
     if source is not None:
         identity = identify(source, home)
-        if identity.key == meta["model_id"]:
-            ensure_export(identity, home)
+        if identity.key == base_key(meta):
+            ensure_export(identity, home, str(meta.get("precision", "fp32")))
             return
     raise SignalUnavailable(
         f"the vector index was built with model {name}, which is no longer available: "
@@ -124,6 +141,14 @@ def _reexport(meta: Mapping[str, Any], home: Path, directory: Path) -> None:
         f"Restore that model folder, or run `engine index` again to re-embed with the "
         f"configured model"
     )
+
+
+def base_key(meta: Mapping[str, Any]) -> str:
+    """The identity key of the model an index used, whatever precision it ran at."""
+    model_id = str(meta.get("model_id", ""))
+    if meta.get("precision", "fp32") != "fp32":
+        return model_id.removesuffix(f"-{meta['precision']}")
+    return model_id
 
 
 def _recorded_source(meta: Mapping[str, Any]) -> ModelSource | None:
@@ -148,7 +173,7 @@ def mismatch_warning(meta: Mapping[str, Any], configured: str | None, home: Path
             f"index built with model {index_name}; configured model {configured_name} "
             "ignored (not found); run engine index again to switch"
         )
-    if identity.key == meta.get("model_id"):
+    if identity.key == base_key(meta):
         return ""
     return (
         f"index built with model {index_name}; configured model {identity.source.name} "

@@ -6,18 +6,36 @@ of ``settings`` match what its meta recorded.
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Final
 
 from signals.vector.documents import DOC_FORMAT
 
 VECTOR_FORMAT = 1  # files of this signal's folder; bump to force every index to rebuild
 
 
-def settings(model_id: str, max_parts: int, include_path: bool) -> dict[str, Any]:
+PRECISIONS: Final = ("fp32", "int8")
+
+
+@dataclass(frozen=True, slots=True)
+class EmbedSettings:
+    """How documents are embedded: the model's precision and the word pieces read per text.
+
+    Both change the vectors, so both are recorded in the index and key the embedding cache.
+    """
+
+    precision: str  # one of PRECISIONS
+    document_tokens: int  # at most the model's own sequence limit
+
+
+def settings(
+    model_id: str, max_parts: int, include_path: bool, document_tokens: int
+) -> dict[str, Any]:
     return {
         "format": VECTOR_FORMAT,
         "doc_format": DOC_FORMAT,
         "doc_path": include_path,
         "model_id": model_id,
         "max_parts": max_parts,
+        "document_tokens": document_tokens,
     }

@@ -20,6 +20,8 @@ import numpy.typing as npt
 from signals.vector.embedder import FloatMatrix, FloatVector, l2_normalise
 
 EXPORT_FORMAT = 2  # 2: eager attention (fusable), saved pre-optimised
+FP32 = "fp32"
+INT8 = "int8"  # weights quantised per channel to 7 bits, activations dynamically to 8
 MANIFEST_FILE = "export.json"
 ONNX_FILE = "model.onnx"
 TOKENIZER_FILE = "tokenizer.json"
@@ -39,6 +41,7 @@ class ExportManifest:
     output_name: str
     pad_id: int
     max_cosine_diff: float  # worst 1 - cos(onnx, sentence-transformers) over the check texts
+    precision: str = FP32  # FP32: the model's own weights; INT8: a quantised copy of them
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -52,6 +55,7 @@ class ExportManifest:
             "output_name": self.output_name,
             "pad_id": self.pad_id,
             "max_cosine_diff": self.max_cosine_diff,
+            "precision": self.precision,
         }
 
     @classmethod
@@ -67,6 +71,7 @@ class ExportManifest:
             output_name=str(data["output_name"]),
             pad_id=int(data["pad_id"]),
             max_cosine_diff=float(data["max_cosine_diff"]),
+            precision=str(data.get("precision", FP32)),
         )
 
 
@@ -89,10 +94,19 @@ class OnnxEmbedder:
 
     Documents are tokenised once, sorted by token count and batched, so a batch pads to
     nearly its own length instead of the longest text's; vectors return in input order.
+    ``document_tokens`` cuts documents shorter than the model's own limit (queries always get
+    the full limit): the encoder's cost grows with the word pieces it reads, and what matters
+    most of a chunk's text comes first (documents.py).
     """
 
     def __init__(
-        self, directory: Path, *, threads: int = 2, batch_size: int = 16, spin: bool = False
+        self,
+        directory: Path,
+        *,
+        threads: int = 2,
+        batch_size: int = 16,
+        spin: bool = False,
+        document_tokens: int | None = None,
     ) -> None:
         import onnxruntime as ort
         from tokenizers import Tokenizer
@@ -105,6 +119,14 @@ class OnnxEmbedder:
         self._tokenizer = Tokenizer.from_file(str(directory / TOKENIZER_FILE))
         self._tokenizer.no_padding()
         self._tokenizer.enable_truncation(manifest.max_seq_length)
+        self._document_tokens = min(
+            document_tokens or manifest.max_seq_length, manifest.max_seq_length
+        )
+        self._document_tokenizer = self._tokenizer
+        if self._document_tokens < manifest.max_seq_length:
+            # A second tokenizer, not a toggled one: queries may run on other threads.
+            self._document_tokenizer = Tokenizer.from_str(self._tokenizer.to_str())
+            self._document_tokenizer.enable_truncation(self._document_tokens)
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
@@ -129,11 +151,15 @@ class OnnxEmbedder:
     def dim(self) -> int:
         return self._manifest.dim
 
+    @property
+    def document_tokens(self) -> int:
+        return self._document_tokens
+
     def embed_documents(self, texts: Sequence[str]) -> FloatMatrix:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         if not texts:
             return out
-        encodings = self._tokenizer.encode_batch(self._prepare(texts))
+        encodings = self._document_tokenizer.encode_batch(self._prepare(texts))
         lengths = np.array([len(e.ids) for e in encodings])
         order = np.argsort(lengths, kind="stable")
         for start in range(0, len(order), self._batch_size):
@@ -146,8 +172,9 @@ class OnnxEmbedder:
         return row
 
     def token_counts(self, texts: Sequence[str]) -> list[int]:
-        """Word pieces per text after truncation, special tokens included."""
-        return [len(e.ids) for e in self._tokenizer.encode_batch(self._prepare(texts))]
+        """Word pieces per document after truncation, special tokens included."""
+        encodings = self._document_tokenizer.encode_batch(self._prepare(texts))
+        return [len(e.ids) for e in encodings]
 
     def _prepare(self, texts: Sequence[str]) -> list[str]:
         if self._manifest.do_lower_case:

@@ -11,6 +11,7 @@ from engine.types import Chunk, ChunkKind
 from signals.vector.builder import ModelLoader, VectorBuilder
 from signals.vector.embedder import HashingEmbedder
 from signals.vector.loader import HASHING, LoadedModel, model_meta
+from signals.vector.meta import EmbedSettings
 
 
 class MemoryChunkSource:
@@ -58,8 +59,8 @@ def make_chunk(
 
 
 def fake_loader(embedder: HashingEmbedder) -> ModelLoader:
-    def load(options: IndexOptions) -> LoadedModel:
-        del options
+    def load(options: IndexOptions, embed: EmbedSettings) -> LoadedModel:
+        del options, embed
         meta = model_meta(
             None, backend=HASHING, model_id=embedder.model_id, dim=embedder.dim, max_seq_length=0
         )

@@ -7,11 +7,13 @@ import pytest
 from engine.errors import SignalUnavailable
 from engine.signal import IndexOptions
 from engine.types import Chunk
-from signals.vector.builder import VectorBuilder
+from signals.vector.builder import DEFAULT_EMBED, VectorBuilder
+from signals.vector.cache import cache_path
 from signals.vector.documents import DOC_FORMAT
 from signals.vector.embedder import FloatMatrix, HashingEmbedder
 from signals.vector.faiss_index import VectorStore, chunk_ids_of
-from signals.vector.loader import LoadedModel
+from signals.vector.loader import HASHING, LoadedModel, model_meta
+from signals.vector.meta import EmbedSettings
 from tests.signals.vector.fakes import (
     CHUNKS,
     Generations,
@@ -220,7 +222,7 @@ def test_long_chunks_get_several_vectors_when_asked(home: Path, generations: Gen
 
 
 def test_unavailable_model_gives_a_not_ready_report(home: Path, generations: Generations) -> None:
-    def missing(options: IndexOptions) -> LoadedModel:
+    def missing(options: IndexOptions, embed: EmbedSettings) -> LoadedModel:
         raise SignalUnavailable("embedding model folder /nope does not exist")
 
     builder = VectorBuilder(IndexOptions(home=home), load_model=missing)
@@ -238,3 +240,75 @@ def test_vectors_in_the_index_are_the_embedders(home: Path, generations: Generat
     ids, scores = store.search(embedder.embed_query("connect database url sqlite"), 1)
     assert chunk_ids_of(ids).tolist() == [2]
     assert 0.0 < float(scores[0]) <= 1.0 + 1e-6
+
+
+class SettingsRecorder:
+    """A loader that records which embedding settings the builder asked for."""
+
+    def __init__(self) -> None:
+        self.asked: list[EmbedSettings] = []
+
+    def __call__(self, options: IndexOptions, embed: EmbedSettings) -> LoadedModel:
+        del options
+        self.asked.append(embed)
+        embedder = HashingEmbedder(dim=16, model_id=f"hash-{embed.precision}")
+        meta = model_meta(
+            None,
+            backend=HASHING,
+            model_id=embedder.model_id,
+            dim=16,
+            max_seq_length=256,
+            precision=embed.precision,
+            document_tokens=embed.document_tokens,
+        )
+        return LoadedModel(embedder, meta)
+
+
+def test_embedding_settings_come_from_options_then_the_index_then_the_default(
+    home: Path, tmp_path: Path
+) -> None:
+    loader = SettingsRecorder()
+    generations = Generations(tmp_path / "a")
+    generations.build(
+        VectorBuilder(IndexOptions(home=home), load_model=loader), MemoryChunkSource(CHUNKS), CHUNKS
+    )
+    assert loader.asked[-1] == DEFAULT_EMBED
+
+    chosen = IndexOptions(home=home, embed_precision="int8", document_tokens=96)
+    _, report = generations.build(
+        VectorBuilder(chosen, load_model=loader), MemoryChunkSource(CHUNKS), []
+    )
+    assert loader.asked[-1] == EmbedSettings("int8", 96)
+    assert report.meta["document_tokens"] == 96
+    assert report.meta["model"]["precision"] == "int8"
+
+    # A later update with no choice keeps what the index recorded, so it re-embeds nothing.
+    _, report = generations.build(
+        VectorBuilder(IndexOptions(home=home), load_model=loader), MemoryChunkSource(CHUNKS), []
+    )
+    assert loader.asked[-1] == EmbedSettings("int8", 96)
+    assert "updated" in report.message
+
+
+def test_an_unknown_precision_leaves_the_signal_not_ready(home: Path, tmp_path: Path) -> None:
+    options = IndexOptions(home=home, embed_precision="fp8")
+    _, report = Generations(tmp_path).build(
+        VectorBuilder(options, load_model=SettingsRecorder()), MemoryChunkSource(CHUNKS), CHUNKS
+    )
+    assert not report.ready
+    assert "fp8" in report.message
+
+
+def test_documents_cut_shorter_than_the_model_limit_get_their_own_cache(
+    home: Path, tmp_path: Path
+) -> None:
+    loader = SettingsRecorder()
+    for tokens, root in ((256, "full"), (128, "cut")):
+        options = IndexOptions(home=home, document_tokens=tokens)
+        _, report = Generations(tmp_path / root).build(
+            VectorBuilder(options, load_model=loader), MemoryChunkSource(CHUNKS), CHUNKS
+        )
+        # Nothing from the full-length run may be reused for the cut documents.
+        assert "3 texts embedded, 0 reused" in report.message, report.message
+    assert cache_path(home, "hash-fp32").exists()
+    assert cache_path(home, "hash-fp32/t128").exists()

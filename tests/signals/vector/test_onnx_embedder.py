@@ -14,11 +14,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engine.signal import IndexOptions
+from engine.signal import IndexOptions, OpenOptions
+from engine.types import Query
 from signals.vector.builder import VectorBuilder
 from signals.vector.export import MAX_COSINE_DIFF, ensure_export, max_cosine_diff
 from signals.vector.model import identify, resolve_model
-from signals.vector.onnx_embedder import OnnxEmbedder, read_manifest
+from signals.vector.onnx_embedder import INT8, OnnxEmbedder, read_manifest
+from signals.vector.plugin import PLUGIN
+from signals.vector.quantize import MAX_INT8_COSINE_DIFF
 from signals.vector.st_embedder import SentenceTransformerEmbedder
 from tests.signals.vector.fakes import CHUNKS, Generations, MemoryChunkSource, make_chunk
 
@@ -95,3 +98,50 @@ print(json.dumps({{"top": hits[0].chunk_id, "heavy": heavy, "warning": signal.wa
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO
     )
     assert json.loads(out.stdout) == {"top": 4, "heavy": [], "warning": ""}
+
+
+def test_int8_copy_is_verified_smaller_and_close_to_full_precision(
+    export: Path, home: Path
+) -> None:
+    quantized = ensure_export(identify(resolve_model(None), home), home, INT8)
+    manifest = read_manifest(quantized)
+    assert manifest is not None
+    assert manifest.precision == INT8
+    assert manifest.model_id == f"{export.name}-int8"
+    assert manifest.max_cosine_diff <= MAX_INT8_COSINE_DIFF
+    size = (quantized / "model.onnx").stat().st_size
+    assert size < (export / "model.onnx").stat().st_size / 3
+    int8, full = OnnxEmbedder(quantized), OnnxEmbedder(export)
+    assert 0 < max_cosine_diff(int8, full, TEXTS) <= MAX_INT8_COSINE_DIFF
+    scores = int8.embed_documents(TEXTS) @ int8.embed_query("parse HTTP request body")
+    assert int(np.argmax(scores)) == 0
+
+
+def test_document_tokens_cut_documents_but_never_queries(export: Path) -> None:
+    long_text = "alpha beta gamma delta " * 200
+    short = OnnxEmbedder(export, document_tokens=64)
+    full = OnnxEmbedder(export)
+    assert short.document_tokens == 64
+    assert short.token_counts([long_text, "x = 1"]) == [64, full.token_counts(["x = 1"])[0]]
+    assert full.token_counts([long_text]) == [256]
+    np.testing.assert_allclose(short.embed_query(long_text), full.embed_query(long_text))
+    assert not np.allclose(short.embed_documents([long_text]), full.embed_documents([long_text]))
+    # A text within the cut is embedded exactly as before.
+    np.testing.assert_allclose(short.embed_documents(TEXTS), full.embed_documents(TEXTS), atol=1e-6)
+
+
+def test_an_int8_index_queries_with_its_own_model_and_names_its_settings(
+    export: Path, home: Path, tmp_path: Path
+) -> None:
+    chunks = [*CHUNKS, make_chunk(4, "la/inv.py", "invert_matrix", TEXTS[1])]
+    options = IndexOptions(home=home, embed_precision=INT8, document_tokens=128)
+    directory, report = Generations(tmp_path).build(
+        VectorBuilder(options), MemoryChunkSource(chunks), chunks
+    )
+    assert report.ready, report.message
+    assert report.meta["model"]["precision"] == INT8
+    assert report.meta["document_tokens"] == 128
+    assert report.meta["model_id"].endswith("-int8")
+    signal = PLUGIN.open(directory, report.meta, OpenOptions(home=home))
+    assert signal.warning == ""
+    assert signal.search(Query("invert a matrix"), 1)[0].chunk_id == 4

@@ -11,7 +11,7 @@ from engine.types import Filters, Query
 from signals.vector.builder import VectorBuilder
 from signals.vector.documents import document_parts
 from signals.vector.embedder import HashingEmbedder
-from signals.vector.loader import HASHING, LoadedModel, model_meta
+from signals.vector.loader import HASHING, LoadedModel, base_key, mismatch_warning, model_meta
 from signals.vector.model import identify, resolve_model
 from signals.vector.plugin import PLUGIN
 from signals.vector.signal import VectorSignal
@@ -106,7 +106,7 @@ def test_model_mismatch_is_a_warning_and_the_index_model_still_answers(
     embedder, model = _pose_as(home, built_with)
     builder = VectorBuilder(
         IndexOptions(home=home, model=str(built_with)),
-        load_model=lambda options: LoadedModel(embedder, model),
+        load_model=lambda options, embed: LoadedModel(embedder, model),
     )
     directory, report = generations.build(builder, MemoryChunkSource(CHUNKS), CHUNKS)
 
@@ -155,3 +155,20 @@ def test_index_of_another_format_or_with_unreadable_files_is_unavailable(
 def test_signal_type_is_the_protocol(home: Path, generations: Generations) -> None:
     directory, meta = _build(home, generations, CHUNKS)
     assert isinstance(PLUGIN.open(directory, meta, OpenOptions(home=home)), VectorSignal)
+
+
+def test_an_int8_index_of_the_configured_model_is_no_mismatch(home: Path, tmp_path: Path) -> None:
+    folder = fake_model_folder(tmp_path / "models", "model-x", b"weights of x")
+    identity = identify(resolve_model(str(folder)), home)
+    meta = model_meta(
+        identity,
+        backend="onnx",
+        model_id=f"{identity.key}-int8",
+        dim=32,
+        max_seq_length=256,
+        precision="int8",
+    )
+    assert base_key(meta) == identity.key
+    assert mismatch_warning(meta, str(folder), home) == ""
+    other = fake_model_folder(tmp_path / "models", "model-y", b"weights of y")
+    assert "ignored" in mismatch_warning(meta, str(other), home)
