@@ -3,7 +3,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engine.tokens import analyze_query, identifier_parts, index_terms
+from engine.tokens import _IDENT, _PART, analyze_query, identifier_parts, index_terms, index_text
 
 
 def test_identifier_parts() -> None:
@@ -43,3 +43,25 @@ def test_quoted_phrase() -> None:
 def test_any_text_is_analyzed_without_error(text: str) -> None:
     q = analyze_query(text)
     assert all(t == t.lower() for t in q.whole + q.parts)
+
+
+def _index_text_in_two_passes(text: str) -> tuple[str, str]:
+    """The definition index_text must match: identifiers, then parts over the whole text."""
+    return (
+        " ".join(_IDENT.findall(text)).lower(),
+        " ".join(_PART.findall(text)).lower(),
+    )
+
+
+_CODE_CHARS = "aAbBzZhHtTpP019_$ .:()\n\té-"
+
+
+@given(st.text(alphabet=_CODE_CHARS, max_size=200) | st.text(max_size=200))
+def test_index_text_equals_parts_over_the_whole_text(text: str) -> None:
+    assert index_text(text) == _index_text_in_two_passes(text)
+
+
+def test_index_text_on_code() -> None:
+    text = "x = parseHTTPRequest_body2(getV2Config, 12abc, _, $el, HTTP2Server)\n__init__"
+    assert index_text(text) == _index_text_in_two_passes(text)
+    assert index_text(text)[1].split()[:6] == ["x", "parse", "http", "request", "body", "2"]
