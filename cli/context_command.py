@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from cli.output import dumps
+from cli.output import dumps, printable
 from engine.errors import EngineError
 from engine.home import Home, engine_home, validate_slug
 
@@ -241,7 +241,7 @@ def verify_command(slug: str, sample: int, seed: int | None, as_json: bool) -> N
             f"({report.stale_share:.1%}) across {report.files} files"
         )
         for item in report.examples:
-            click.echo(f"  {item.path}:{item.start_line}-{item.end_line}  {item.reason}")
+            click.echo(f"  {printable(item.path)}:{item.start_line}-{item.end_line}  {item.reason}")
         if report.reindex_suggested:
             click.secho(
                 f"  more than {report.threshold:.0%} stale — run engine reindex {slug}",

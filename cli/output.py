@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import click
@@ -68,6 +69,17 @@ def dumps(data: Any) -> str:
 
 SNIPPET_LINES = 8
 
+# Unicode's control characters (category Cc: C0, DEL, C1) and line and paragraph separators.
+_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def printable(text: str) -> str:
+    """``text`` (a file path, a problem line) for the one-line-per-item text output: control
+    characters become Python-style escapes (``\\n``, ``\\x1b``), so that a file named with a
+    newline cannot split a line or a terminal escape restyle the screen. ``--json`` keeps the
+    exact text."""
+    return _UNPRINTABLE.sub(lambda match: repr(match.group())[1:-1], text)
+
 
 def print_response(response: SearchResponse, *, explain: bool = False) -> None:
     """The human listing: path:lines, symbol, score, sources, then a short snippet."""
@@ -78,12 +90,15 @@ def print_response(response: SearchResponse, *, explain: bool = False) -> None:
     elif response.low_confidence:
         click.secho("low confidence: nothing matched the query well", fg="yellow")
     for number, r in enumerate(response.results, 1):
-        where = click.style(f"{r.path}:{r.start_line}-{r.end_line}", fg="cyan", bold=True)
-        symbol = click.style(r.symbol_name, fg="green") if r.symbol_name else ""
+        where = click.style(
+            f"{printable(r.path)}:{r.start_line}-{r.end_line}", fg="cyan", bold=True
+        )
+        symbol = click.style(printable(r.symbol_name), fg="green") if r.symbol_name else ""
         meta = click.style(f"score {r.score:.3f}  [{', '.join(r.sources)}]", dim=True)
         click.echo(f"{number:>2}. {where}  {symbol}  {meta}")
         if r.duplicates:
-            click.echo(click.style(f"      same code also in: {', '.join(r.duplicates)}", dim=True))
+            also = ", ".join(printable(path) for path in r.duplicates)
+            click.echo(click.style(f"      same code also in: {also}", dim=True))
         if explain:
             if r.prior != 1.0:
                 click.echo(f"      prior    ×{r.prior} ({r.prior_reason})")

@@ -14,7 +14,7 @@ from typing import Any, NoReturn
 
 import click
 
-from cli.output import dumps
+from cli.output import dumps, printable
 from engine.errors import EngineError, RepoNotFound
 from engine.home import Home, engine_home, slug_from_folder, validate_slug
 
@@ -135,7 +135,7 @@ def watch(
             report = indexer.index(name, folder, wait=True)
             _emit(
                 {"event": "indexed", "repo": name, "generation": report.generation},
-                f"{name}: indexed {folder} ({report.generation})",
+                f"{name}: indexed {printable(str(folder))} ({report.generation})",
                 as_json,
             )
         root = home.get(name).root
@@ -164,7 +164,7 @@ def watch(
 
         _emit(
             {"event": "watching", "repo": name, "root": str(root)},
-            f"{name}: watching {root} (Ctrl-C to stop)",
+            f"{name}: watching {printable(str(root))} (Ctrl-C to stop)",
             as_json,
         )
         try:

@@ -65,6 +65,33 @@ def test_readable_listing_and_explain(env: Path) -> None:
     assert "lexical" in out and "rank 1" in out
 
 
+def test_text_output_escapes_control_characters_in_paths(env: Path, tmp_path: Path) -> None:
+    """A file (or repository folder) named with a newline must not split the line that lists
+    it (issue 8); --json keeps the exact name."""
+    (env / "toy" / "new\nline.py").write_text("def newline_name_function():\n    pass\n")
+    code, out = run("index", str(env), "--name", "toy")
+    assert code == 0
+    code, out = run("query", "toy", "newline_name_function")
+    assert code == 0
+    header = out.splitlines()[0]
+    assert header.startswith(" 1. toy/new\\nline.py:1-2  toy.new\\nline.newline_name_function ")
+    data = json.loads(run("query", "toy", "newline_name_function", "--json")[1])
+    assert data["results"][0]["filePath"] == "toy/new\nline.py"
+    code, out = run("defs", "toy", "newline_name_function")
+    assert out.splitlines()[0] == (
+        "toy/new\\nline.py:1  toy.new\\nline.newline_name_function  definition"
+    )
+
+    odd = tmp_path / "odd\nrepo"
+    (odd / "pkg").mkdir(parents=True)
+    (odd / "pkg" / "a.py").write_text("def a():\n    pass\n")
+    assert run("index", str(odd), "--name", "odd")[0] == 0
+    code, out = run("status", "odd")
+    assert code == 0
+    assert out.splitlines()[0] == f"odd  ({tmp_path}/odd\\nrepo)"
+    assert f"odd\t{tmp_path}/odd\\nrepo" in run("repos")[1].splitlines()
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
