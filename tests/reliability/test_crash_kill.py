@@ -9,8 +9,7 @@ copy: that gives the generations an uninterrupted run would publish (the fast on
 complete one) and their exact answers. After the kill, the published generation must be the
 one from before the run, answering exactly as before, or one of those two, holding exactly
 their chunks and answering exactly as they do. A final uninterrupted run must hold exactly a
-clean build's files and chunks and rank like it (see ``assert_converged`` for the one known
-difference: BM25 statistics of an incrementally updated Tantivy index).
+clean build's files and chunks and rank exactly like it, every signal and the fusion.
 """
 
 from __future__ import annotations
@@ -210,26 +209,16 @@ def published(home: Home) -> Path | None:
     return current_generation(directory) if directory.is_dir() else None
 
 
-def assert_converged(home: Home, clean: Home) -> dict[str, float]:
-    """Same files and chunks as a clean build; the same ranking from the vector and symbol
-    signals (up to exact ties); lexical and fused rankings are measured, not required equal:
-    Tantivy counts deleted documents in its BM25 statistics until segments merge (and
-    tantivy-py has no call to force a merge), so after incremental updates lexical scores
-    drift by a few percent and close candidates can swap places. Returns the top-10 overlap
-    of the fused and lexical rankings with the clean build's."""
+def assert_converged(home: Home, clean: Home) -> None:
+    """Same files and chunks as a clean build, and the same ranking (up to exact ties) from
+    each signal alone and fused. Lexical scores are exact since issue 8: an update that would
+    leave Tantivy counting deleted documents in its BM25 statistics rebuilds the lexical index
+    when the index is small or the deletions many, and here both hold (a few thousand chunks;
+    every version switch deletes over 10% of them)."""
     assert stored_chunks(home) == stored_chunks(clean)
     for text in QUERIES:
-        assert_same_ranking(home, clean, text, signals=["symbol"])
-        assert_same_ranking(home, clean, text, signals=["vector"])
-    overlap: dict[str, float] = {}
-    for label, signals in (("fused", None), ("lexical", ["lexical"])):
-        shared = 0
-        for text in QUERIES:
-            got = {key for _, key in ranking(home, text, limit=10, signals=signals)}
-            want = {key for _, key in ranking(clean, text, limit=10, signals=signals)}
-            shared += len(got & want)
-        overlap[label] = shared / (10 * len(QUERIES))
-    return overlap
+        for signals in (["lexical"], ["vector"], ["symbol"], None):
+            assert_same_ranking(home, clean, text, signals=signals)
 
 
 def test_sigkill_at_random_moments_never_breaks_the_published_index(
@@ -299,7 +288,7 @@ def test_sigkill_at_random_moments_never_breaks_the_published_index(
     assert len(list(home.repo_dir("toy").glob("gen-*"))) <= 3
     clean = Home(tmp_path / "clean")
     index(clean, repo)
-    overlap = assert_converged(home, clean)
+    assert_converged(home, clean)
 
     summary = {
         "test": "sigkill",
@@ -308,7 +297,6 @@ def test_sigkill_at_random_moments_never_breaks_the_published_index(
         "startup_s": round(startup_s, 2),
         "runs": runs,
         **vars(figures),
-        "top10_overlap_with_clean_build": overlap,
     }
     figures_file = tmp_path_factory.getbasetemp() / "reliability-figures.jsonl"
     with figures_file.open("ab") as handle:

@@ -1,12 +1,13 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from engine.signal import BuildJob
 from engine.types import Chunk, Query
-from signals.lexical.builder import LexicalBuilder
+from signals.lexical.builder import DEFAULT_POLICY, LexicalBuilder, RebuildPolicy
 from signals.lexical.search import LexicalSignal
 from tests.fakes import FakeChunkSource, make_chunk
 
@@ -39,7 +40,11 @@ def build(
     previous: Path | None = None,
     meta: dict[str, object] | None = None,
     removed: list[int] | None = None,
-) -> dict:
+    every: list[Chunk] | None = None,
+    policy: RebuildPolicy = DEFAULT_POLICY,
+) -> dict[str, Any]:
+    """Build ``directory``, adding ``chunks`` to ``previous`` (or to nothing); ``every``
+    holds all chunks of the new generation (default: ``chunks``), as the store would."""
     directory.mkdir(parents=True)
     job = BuildJob(
         repo_root=Path("/nonexistent"),
@@ -51,9 +56,9 @@ def build(
         removed_paths=[],
         definitions=[],
         changed_paths=[],
-        source=FakeChunkSource(chunks),
+        source=FakeChunkSource(chunks if every is None else every),
     )
-    report = LexicalBuilder().build(job)
+    report = LexicalBuilder(policy).build(job)
     assert report.ready
     return report.meta
 
@@ -101,10 +106,25 @@ def test_hostile_queries_do_not_raise(signal: LexicalSignal, text: str) -> None:
     signal.search(Query(text), 10)
 
 
-def test_incremental_update_leaves_previous_generation_untouched(tmp_path: Path) -> None:
+NEVER_REBUILD = RebuildPolicy(max_deleted_share=float("inf"), small_index_documents=0)
+
+
+@pytest.mark.parametrize("policy", [NEVER_REBUILD, DEFAULT_POLICY], ids=["in-place", "rebuilt"])
+def test_incremental_update_leaves_previous_generation_untouched(
+    tmp_path: Path, policy: RebuildPolicy
+) -> None:
     meta = build(tmp_path / "g1", CHUNKS)
     added = [make_chunk(5, "toy/greeter.py", "def welcome(person):\n    pass", name="welcome")]
-    build(tmp_path / "g2", added, previous=tmp_path / "g1", meta=meta, removed=[1])
+    every = [*CHUNKS[1:], *added]
+    build(
+        tmp_path / "g2",
+        added,
+        previous=tmp_path / "g1",
+        meta=meta,
+        removed=[1],
+        every=every,
+        policy=policy,
+    )
     old, new = LexicalSignal.open(tmp_path / "g1"), LexicalSignal.open(tmp_path / "g2")
     assert ids(old, "greet") == [1]
     assert ids(new, "greet") == []
