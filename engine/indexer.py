@@ -147,6 +147,14 @@ class Indexer:
         self.plugins = plugins
         self.options = options
         self.progress = progress
+        self._builders: list[SignalBuilder] | None = None
+
+    def builders(self) -> list[SignalBuilder]:
+        """The signal builders, made on first use and kept: a long-lived indexer (``engine
+        watch``) then loads the embedding model once, not on every update."""
+        if self._builders is None:
+            self._builders = [p.make_builder(self.options) for p in self.plugins.values()]
+        return self._builders
 
     def index(
         self, slug: str, root: Path, *, wait: bool = False, full: bool = False
@@ -219,7 +227,7 @@ class Indexer:
         skipped: Counter[str] = Counter(str(s.reason) for s in walked.skipped)
         report.stage_seconds["walk"] = time.perf_counter() - started
 
-        builders = [p.make_builder(self.options) for p in self.plugins.values()]
+        builders = self.builders()
         generation = next_generation(entry.directory)
         try:
             store_path = generation / STORE_FILE

@@ -1,7 +1,10 @@
 from __future__ import annotations
 
 import os
+from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -10,7 +13,7 @@ from engine.generations import current_generation, read_manifest, writer_lock
 from engine.home import Home
 from engine.indexer import Indexer
 from engine.reader import open_index
-from engine.signal import IndexOptions, OpenOptions
+from engine.signal import IndexOptions, OpenOptions, SignalBuilder, SignalPlugin
 from signals import registry
 
 GREETER = '''"""Greeting helpers."""
@@ -111,6 +114,41 @@ def test_incremental_equals_clean_build(repo: Path, home: Home, tmp_path: Path) 
     indexer(clean).index("toy", repo)
     for text in ("multiply", "greet", "toy project usage"):
         assert search(home, text) == search(clean, text)
+
+
+def test_one_indexer_makes_its_builders_and_loads_the_model_once(repo: Path, home: Home) -> None:
+    """engine watch keeps one Indexer for all its updates: none of them may make the signal
+    builders again, which reloaded the embedding model on every update (issue 8)."""
+    from signals.vector.builder import VectorBuilder
+    from signals.vector.embedder import HashingEmbedder
+    from signals.vector.loader import LoadedModel
+    from tests.signals.vector.fakes import fake_loader
+
+    made: Counter[str] = Counter()
+    loads: list[tuple[Any, ...]] = []
+    load: Callable[..., LoadedModel] = fake_loader(HashingEmbedder(64))
+
+    def counting_load(*args: Any) -> LoadedModel:
+        loads.append(args)
+        return load(*args)
+
+    def counted(plugin: SignalPlugin) -> SignalPlugin:
+        def make(options: IndexOptions) -> SignalBuilder:
+            made[plugin.name] += 1
+            if plugin.name == "vector":
+                return VectorBuilder(options, load_model=counting_load)
+            return plugin.make_builder(options)
+
+        return SignalPlugin(plugin.name, make, plugin.open)
+
+    plugins = {name: counted(plugin) for name, plugin in registry.plugins().items()}
+    idx = Indexer(home, plugins, IndexOptions(home=home.root))
+    idx.index("toy", repo)
+    for n in range(3):
+        write(repo, "toy/util.py", f"def add(a, b):\n    return a + b + {n}\n")
+        assert idx.reindex("toy").chunks_added == 1
+    assert made == dict.fromkeys(plugins, 1)
+    assert len(loads) == 1
 
 
 def test_bad_input(tmp_path: Path, home: Home, repo: Path) -> None:
