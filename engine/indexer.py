@@ -22,7 +22,7 @@ from typing import Any
 
 from engine.chunking import CHUNKER_VERSION
 from engine.errors import IndexCorrupt, IndexIncompatible, UsageError
-from engine.filechunker import FileTask, chunk_files
+from engine.filechunker import ChunkedFile, FileTask, chunk_files
 from engine.generations import (
     FORMAT_VERSION,
     MANIFEST,
@@ -46,13 +46,14 @@ from engine.signal import (
     SignalPlugin,
     no_progress,
 )
-from engine.store import STORE_FILE, ChunkStore, FileRecord
+from engine.store import STORE_FILE, ChunkStore, FileRecord, FileRows
 from engine.types import Chunk
 from engine.walking import WalkedFile, walk
 from engine.write_failures import is_disk_full, write_failures_explained
 
 MAX_FILE_BYTES = 2_000_000
 MAX_PROBLEMS = 200  # per-file problems kept in the manifest; the count is always complete
+INSERT_BATCH_CHUNKS = 2_000  # chunked files are written to the store in batches of about this
 
 
 @dataclass
@@ -64,6 +65,10 @@ class _Changes:
     removed_paths: list[str] = field(default_factory=list)  # deleted or changed files
     changed_paths: list[str] = field(default_factory=list)  # added or changed files
     records_changed: bool = False  # stat data or the refused list changed, chunks maybe not
+    # The store was built from empty: ``added`` is every chunk in it, in id order.
+    complete: bool = False
+    # Signal name -> chunk id -> what the signal's analyzer gave for an added chunk.
+    analyses: dict[str, dict[int, Any]] = field(default_factory=dict)
 
     def empty(self) -> bool:
         return not (self.added or self.removed_ids or self.removed_paths or self.records_changed)
@@ -119,16 +124,46 @@ def _publish(
     report.signals = manifest["signals"]
 
 
-class _StoreSource:
-    """ChunkSource over the store being built."""
+def _add_files(store: ChunkStore, files: Sequence[ChunkedFile], changes: _Changes) -> None:
+    """Write chunked files to the store; note their chunks and analyses in ``changes``."""
+    if not files:
+        return
+    added = store.add_files(
+        [
+            FileRows(
+                FileRecord(f.path, f.content_hash, f.language, f.size_bytes, f.mtime_ns),
+                f.chunks,
+                f.definitions,
+            )
+            for f in files
+        ]
+    )
+    changes.added += added
+    first = 0
+    for f in files:
+        ids = [c.id for c in added[first : first + len(f.chunks)]]
+        first += len(f.chunks)
+        for name, results in f.analyses.items():
+            changes.analyses.setdefault(name, {}).update(zip(ids, results, strict=False))
 
-    def __init__(self, store: ChunkStore) -> None:
+
+class _StoreSource:
+    """ChunkSource over the store being built.
+
+    ``every_chunk``, when given, is the store's whole content in id order (an update that
+    built the store from empty still holds it): served from memory, not read back from SQLite.
+    """
+
+    def __init__(self, store: ChunkStore, every_chunk: Sequence[Chunk] | None = None) -> None:
         self._store = store
+        self._every_chunk = every_chunk
 
     def chunks(self, ids: Sequence[int]) -> Mapping[int, Chunk]:
         return self._store.chunks(ids)
 
     def iter_chunks(self) -> Any:
+        if self._every_chunk is not None:
+            return iter(self._every_chunk)
         return self._store.iter_chunks()
 
     def chunk_count(self) -> int:
@@ -237,6 +272,7 @@ class Indexer:
             try:
                 started = time.perf_counter()
                 changes = self._sync_store(store, walked.files, report, skipped, vouched)
+                changes.complete = previous is None
                 report.stage_seconds["read+chunk"] = time.perf_counter() - started
                 report.files_indexed = store.file_count()
                 report.chunks = store.chunk_count()
@@ -334,7 +370,10 @@ class Indexer:
             tasks.append(FileTask(walked.path, str(walked.abs_path), known_hash))
         total = len(tasks)
         self.progress("chunking", 0, total)
-        results = chunk_files(tasks, max_file_bytes=MAX_FILE_BYTES)
+        analyzers = {n: p.analyze for n, p in self.plugins.items() if p.analyze is not None}
+        results = chunk_files(tasks, max_file_bytes=MAX_FILE_BYTES, analyzers=analyzers)
+        pending: list[ChunkedFile] = []
+        pending_chunks = 0
         for done, result in enumerate(results, 1):
             if done % 50 == 0:
                 self.progress("chunking", done, total)
@@ -345,7 +384,7 @@ class Indexer:
                 kept.add(path)
                 report.files_unchanged += 1
                 continue
-            if result.status != "chunked" or result.chunked is None:
+            if result.status != "chunked":
                 skipped[result.status] += 1
                 refused[path] = (result.status, *stats[path])
                 if result.error:
@@ -361,11 +400,12 @@ class Indexer:
                 report.files_added += 1
             kept.add(path)
             changes.changed_paths.append(path)
-            record = FileRecord(
-                path, result.content_hash, result.language, result.size_bytes, result.mtime_ns
-            )
-            chunked = result.chunked
-            changes.added.extend(store.add_file(record, chunked.chunks, chunked.definitions))
+            pending.append(result)
+            pending_chunks += len(result.chunks)
+            if pending_chunks >= INSERT_BATCH_CHUNKS:
+                _add_files(store, pending, changes)
+                pending, pending_chunks = [], 0
+        _add_files(store, pending, changes)
         if refused != refused_before:
             store.set_unindexed(refused)
             changes.records_changed = True
@@ -409,7 +449,8 @@ class Indexer:
             and bool(previous_entry.get("ready"))
             and bool(previous_entry.get("synced", True))
         )
-        source = _StoreSource(store)
+        every_chunk = changes.added if changes.complete else None
+        source = _StoreSource(store, every_chunk)
 
         def progress(stage: str, done: int, total: int) -> None:
             self.progress(stage, done, total)
@@ -419,13 +460,14 @@ class Indexer:
             directory=directory,
             previous_dir=previous_dir if incremental else None,
             previous_meta=dict(previous_entry.get("meta", {})) if incremental else {},
-            added=changes.added if incremental else list(store.iter_chunks()),
+            added=changes.added if incremental else list(source.iter_chunks()),
             removed_ids=changes.removed_ids if incremental else [],
             removed_paths=changes.removed_paths if incremental else [],
             definitions=store.definitions(),
             changed_paths=changes.changed_paths,
             source=source,
             progress=progress,
+            analyses=changes.analyses.get(builder.name, {}),
         )
 
     def _run_builders(

@@ -12,10 +12,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from engine.types import Chunk, Definition, Hit, Query
+from engine.types import Chunk, ChunkDraft, Definition, Hit, Query
 
 ProgressFn = Callable[[str, int, int], None]
 """progress(stage, done, total): called by long-running builders; total 0 means unknown."""
+
+ChunkAnalyzer = Callable[[Sequence[ChunkDraft]], Sequence[Any]]
+"""analyze(one file's chunks) -> one picklable result per chunk, in order.
+
+Per-chunk work that depends on nothing but the chunk (the lexical signal's tokenisation). It
+runs in the chunking worker processes, on every core, so it must be a module-level function;
+its results reach the builder as ``BuildJob.analyses``."""
 
 
 def no_progress(stage: str, done: int, total: int) -> None:
@@ -69,6 +76,9 @@ class BuildJob:
     changed_paths: Sequence[str]  # files added or modified in this update
     source: ChunkSource
     progress: ProgressFn = no_progress
+    # What the plugin's ``analyze`` gave, by chunk id, for chunks chunked in this update (not
+    # necessarily all of ``added``): the builder analyses any other chunk itself.
+    analyses: Mapping[int, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,11 +136,13 @@ class SignalOpener(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class SignalPlugin:
-    """A registry entry: how to build a signal's index and how to open it for search.
+    """A registry entry: how to build a signal's index and how to open it for search, and
+    optionally per-chunk work to do in the chunking worker processes (``ChunkAnalyzer``).
 
-    Both callables must import their heavy libraries lazily, inside the call.
+    The callables must import their heavy libraries lazily, inside the call.
     """
 
     name: str
     make_builder: Callable[[IndexOptions], SignalBuilder]
     open: SignalOpener
+    analyze: ChunkAnalyzer | None = None

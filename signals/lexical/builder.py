@@ -145,7 +145,7 @@ class LexicalBuilder:
             writer.delete_documents_by_term(ID, str(chunk_id))
         total = len(added)
         for done, chunk in enumerate(added, 1):
-            writer.add_document(to_document(chunk))
+            writer.add_document(to_document(chunk, job.analyses.get(chunk.id)))
             if done % 2000 == 0:
                 job.progress("lexical", done, total)
             if done % COMMIT_EVERY == 0:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from engine.signal import IndexOptions, OpenOptions, Signal, SignalBuilder, SignalPlugin
-from engine.types import LEXICAL
+from engine.types import LEXICAL, ChunkDraft
 
 
 def _builder(options: IndexOptions) -> SignalBuilder:
@@ -24,4 +24,10 @@ def _open(directory: Path, meta: Mapping[str, Any], options: OpenOptions) -> Sig
     return LexicalSignal.open(directory)
 
 
-PLUGIN = SignalPlugin(name=LEXICAL, make_builder=_builder, open=_open)
+def _analyze(drafts: Sequence[ChunkDraft]) -> Sequence[Any]:
+    from signals.lexical.schema import analyze
+
+    return analyze(drafts)
+
+
+PLUGIN = SignalPlugin(name=LEXICAL, make_builder=_builder, open=_open, analyze=_analyze)

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +13,16 @@ from engine.generations import current_generation, read_manifest, writer_lock
 from engine.home import Home
 from engine.indexer import Indexer
 from engine.reader import open_index
-from engine.signal import IndexOptions, OpenOptions, SignalBuilder, SignalPlugin
+from engine.signal import (
+    BuildJob,
+    BuildReport,
+    IndexOptions,
+    OpenOptions,
+    SignalBuilder,
+    SignalPlugin,
+)
+from engine.store import STORE_FILE, ChunkStore
+from engine.types import Chunk, ChunkDraft
 from signals import registry
 
 GREETER = '''"""Greeting helpers."""
@@ -205,3 +214,51 @@ def test_definition_outranks_a_mention_when_the_query_names_it(home: Home, tmp_p
     write(root, "app/core.py", "def render_page():\n    return '<html>'\n")
     indexer(home).index("toy", root)
     assert search(home, "render_page")[0][:2] == ("app/core.py", 1)
+
+
+def first_lines(drafts: Sequence[ChunkDraft]) -> list[str]:
+    """A ChunkAnalyzer for the recording plugin below."""
+    return [d.text.split("\n")[0] for d in drafts]
+
+
+class RecordingBuilder:
+    name = "recording"
+    slow = False
+
+    def __init__(self) -> None:
+        self.jobs: list[tuple[BuildJob, list[Chunk]]] = []  # each job and its source's chunks
+
+    def build(self, job: BuildJob) -> BuildReport:
+        self.jobs.append((job, list(job.source.iter_chunks())))
+        return BuildReport(ready=True)
+
+
+def test_builders_get_the_analyses_of_the_chunks_just_chunked(repo: Path, home: Home) -> None:
+    builder = RecordingBuilder()
+    plugin = SignalPlugin(
+        "recording", lambda options: builder, registry.plugins()["lexical"].open, first_lines
+    )
+    idx = Indexer(home, {"recording": plugin}, IndexOptions(home=home.root))
+    idx.index("toy", repo)
+    job, source_chunks = builder.jobs[-1]
+    assert len(job.added) > 3
+    assert job.analyses == {c.id: c.text.split("\n")[0] for c in job.added}
+    # The first build's source serves its chunks from memory, exactly as the store holds them.
+    assert source_chunks == list(job.added)
+    generation = current_generation(home.repo_dir("toy"))
+    assert generation is not None
+    store = ChunkStore.open_readonly(generation / STORE_FILE)
+    assert list(store.iter_chunks()) == source_chunks
+    store.close()
+
+    write(repo, "toy/extra.py", "def extra():\n    return 3\n")
+    idx.reindex("toy")
+    job, source_chunks = builder.jobs[-1]
+    assert [c.path for c in job.added] == ["toy/extra.py"]
+    assert job.analyses == {job.added[0].id: "def extra():"}
+    assert {c.path for c in source_chunks} == {
+        "toy/greeter.py",
+        "toy/util.py",
+        "toy/extra.py",
+        "README.md",
+    }

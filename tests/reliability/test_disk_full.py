@@ -78,8 +78,8 @@ def leftovers(home: Home) -> list[str]:
 def patch_store_insert(monkeypatch: pytest.MonkeyPatch) -> None:
     from engine.store import ChunkStore
 
-    stand_in = fail_on_call(2, sqlite_full, ChunkStore.add_file)
-    monkeypatch.setattr(ChunkStore, "add_file", stand_in)
+    stand_in = fail_on_call(1, sqlite_full, ChunkStore.add_files)
+    monkeypatch.setattr(ChunkStore, "add_files", stand_in)
 
 
 def patch_store_copy(monkeypatch: pytest.MonkeyPatch) -> None:
