@@ -14,11 +14,11 @@ import shutil
 import subprocess
 import time
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 from engine.chunking import CHUNKER_VERSION
 from engine.errors import IndexCorrupt, IndexIncompatible, UsageError
@@ -47,7 +47,7 @@ from engine.signal import (
     no_progress,
 )
 from engine.store import STORE_FILE, ChunkStore, FileRecord, FileRows
-from engine.types import Chunk
+from engine.types import Chunk, Definition
 from engine.walking import WalkedFile, walk
 from engine.write_failures import is_disk_full, write_failures_explained
 
@@ -168,6 +168,35 @@ class _StoreSource:
 
     def chunk_count(self) -> int:
         return self._store.chunk_count()
+
+
+class _StoreDefinitions(Sequence[Definition]):
+    """Every definition in the store, read on first use: most builders never look at them,
+    and reading tens of thousands costs a noticeable share of a build."""
+
+    def __init__(self, store: ChunkStore) -> None:
+        self._store = store
+        self._read: list[Definition] | None = None
+
+    def _all(self) -> list[Definition]:
+        if self._read is None:
+            self._read = self._store.definitions()
+        return self._read
+
+    @overload
+    def __getitem__(self, index: int) -> Definition: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Definition]: ...
+
+    def __getitem__(self, index: int | slice) -> Definition | Sequence[Definition]:
+        return self._all()[index]
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+    def __iter__(self) -> Iterator[Definition]:
+        return iter(self._all())
 
 
 class Indexer:
@@ -463,7 +492,7 @@ class Indexer:
             added=changes.added if incremental else list(source.iter_chunks()),
             removed_ids=changes.removed_ids if incremental else [],
             removed_paths=changes.removed_paths if incremental else [],
-            definitions=store.definitions(),
+            definitions=_StoreDefinitions(store),
             changed_paths=changes.changed_paths,
             source=source,
             progress=progress,

@@ -22,7 +22,7 @@ from engine.signal import (
     SignalPlugin,
 )
 from engine.store import STORE_FILE, ChunkStore
-from engine.types import Chunk, ChunkDraft
+from engine.types import Chunk, ChunkDraft, Definition
 from signals import registry
 
 GREETER = '''"""Greeting helpers."""
@@ -225,11 +225,15 @@ class RecordingBuilder:
     name = "recording"
     slow = False
 
-    def __init__(self) -> None:
+    def __init__(self, *, read_definitions: bool = False) -> None:
         self.jobs: list[tuple[BuildJob, list[Chunk]]] = []  # each job and its source's chunks
+        self.read_definitions = read_definitions
+        self.definitions: list[str] = []
 
     def build(self, job: BuildJob) -> BuildReport:
         self.jobs.append((job, list(job.source.iter_chunks())))
+        if self.read_definitions:
+            self.definitions = [d.qualified_name for d in job.definitions]
         return BuildReport(ready=True)
 
 
@@ -262,3 +266,29 @@ def test_builders_get_the_analyses_of_the_chunks_just_chunked(repo: Path, home: 
         "toy/extra.py",
         "README.md",
     }
+
+
+@pytest.mark.parametrize("read", [False, True])
+def test_definitions_are_read_from_the_store_only_when_a_builder_uses_them(
+    repo: Path, home: Home, monkeypatch: pytest.MonkeyPatch, read: bool
+) -> None:
+    reads: list[str] = []
+    real = ChunkStore.definitions
+
+    def counted(store: ChunkStore) -> list[Definition]:
+        reads.append(store.path.name)
+        return real(store)
+
+    monkeypatch.setattr(ChunkStore, "definitions", counted)
+    builder = RecordingBuilder(read_definitions=read)
+    plugin = SignalPlugin("recording", lambda options: builder, registry.plugins()["lexical"].open)
+    Indexer(home, {"recording": plugin}, IndexOptions(home=home.root)).index("toy", repo)
+    assert len(reads) == (1 if read else 0)
+    if read:
+        assert builder.definitions == [
+            "Greeter",
+            "Greeter.__init__",
+            "Greeter.greet",
+            "shout",
+            "add",
+        ]
