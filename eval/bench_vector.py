@@ -31,13 +31,13 @@ import numpy as np
 
 from engine.signal import BuildJob, IndexOptions
 from engine.types import Chunk, Query
-from signals.vector.builder import VectorBuilder
+from signals.vector.builder import DEFAULT_EMBED, VectorBuilder
 from signals.vector.documents import document_parts
 from signals.vector.embedder import Embedder, FloatMatrix, l2_normalise
 from signals.vector.export import ensure_export
 from signals.vector.faiss_index import VectorStore, faiss_ids
 from signals.vector.model import identify, resolve_model
-from signals.vector.onnx_embedder import OnnxEmbedder
+from signals.vector.onnx_embedder import FP32, INT8, OnnxEmbedder
 
 QUERIES = [
     "parse HTTP request body",
@@ -85,8 +85,8 @@ def stdlib_chunks(limit: int, *, window: int = 40, min_lines: int = 25) -> list[
     return chunks
 
 
-def bundled_export(home: Path) -> Path:
-    return ensure_export(identify(resolve_model(None), home), home)
+def bundled_export(home: Path, precision: str = FP32) -> Path:
+    return ensure_export(identify(resolve_model(None), home), home, precision)
 
 
 def _throughput(
@@ -124,6 +124,29 @@ def cmd_embed(args: argparse.Namespace) -> None:
         other = OnnxEmbedder(export, threads=2, batch_size=batch_size)
         rate, _ = _throughput(other.embed_documents, texts)
         print(f"onnx  sorted   bs{batch_size:<2} threads2: {rate:6.1f} chunks/s")
+    # The faster paths (signals/vector/quantize.py, document_tokens): speed, and how far
+    # their vectors are from the reference; eval/RESULTS.md has what that does to retrieval.
+    for precision in (FP32, INT8):
+        for pieces in (256, 128):
+            variant = OnnxEmbedder(
+                bundled_export(args.home, precision),
+                threads=2,
+                batch_size=32,
+                document_tokens=pieces,
+            )
+            cpu = time.process_time()
+            rate, vectors = _throughput(variant.embed_documents, texts)
+            cos = np.sum(vectors * sorted_vectors, axis=1)
+            default = (precision, pieces) == (
+                DEFAULT_EMBED.precision,
+                DEFAULT_EMBED.document_tokens,
+            )
+            print(
+                f"onnx  {precision} {pieces:>3} pieces bs32: {rate:6.1f} chunks/s"
+                f" (cpu {time.process_time() - cpu:.1f} s incl. warm-up);"
+                f" cos to fp32/256 mean {cos.mean():.3f} min {cos.min():.3f}"
+                + ("  <- default" if default else "")
+            )
 
     from signals.vector.st_embedder import SentenceTransformerEmbedder
 
@@ -175,8 +198,9 @@ def cmd_search(args: argparse.Namespace) -> None:
     from signals.vector.signal import VectorSignal
 
     before = _rss_mb()
-    embedder = OnnxEmbedder(bundled_export(args.home), threads=1, spin=False)
-    print(f"ONNX session + tokenizer: +{_rss_mb() - before:.0f} MB RSS")
+    export = bundled_export(args.home, DEFAULT_EMBED.precision)
+    embedder = OnnxEmbedder(export, threads=1, spin=False)
+    print(f"ONNX session + tokenizer ({DEFAULT_EMBED.precision}): +{_rss_mb() - before:.0f} MB RSS")
     embed_ms, embed_cpu = _timed([partial(embedder.embed_query, q) for q in QUERIES], 5)
     print(
         f"query embedding (1 thread): wall p50 {_p(embed_ms, 50):.2f} ms p90"
