@@ -9,6 +9,7 @@ embedding cache makes that cheap for texts seen before.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -55,7 +56,7 @@ class VectorBuilder:
     ) -> None:
         self._options = options
         self._load_model = load_model
-        self._models: dict[EmbedSettings, LoadedModel] = {}
+        self._models: dict[tuple[str | None, EmbedSettings], LoadedModel] = {}
         self._max_parts = max_parts
         self._include_path = include_path
         self._batch_size = batch_size
@@ -71,7 +72,9 @@ class VectorBuilder:
 
     def build(self, job: BuildJob) -> BuildReport:
         try:
-            model = self._loaded_model(self._embed_settings(job.previous_meta))
+            model = self._loaded_model(
+                self._model_folder(job.previous_meta), self._embed_settings(job.previous_meta)
+            )
         except SignalUnavailable as err:
             return BuildReport(ready=False, message=f"vector: {err}")
         embedder = model.embedder
@@ -147,10 +150,21 @@ class VectorBuilder:
         )
         return EmbedSettings(precision=precision, document_tokens=tokens)
 
-    def _loaded_model(self, embed: EmbedSettings) -> LoadedModel:
-        model = self._models.get(embed)
+    def _model_folder(self, previous_meta: Mapping[str, Any]) -> str | None:
+        """The model folder the user asked for, else the one the index was built with (so
+        `engine reindex` keeps a `--model` choice), else None for the bundled model."""
+        if self._options.model is not None:
+            return self._options.model
+        recorded = previous_meta.get("model")
+        if isinstance(recorded, Mapping) and not recorded.get("bundled") and recorded.get("path"):
+            return str(recorded["path"])
+        return None
+
+    def _loaded_model(self, folder: str | None, embed: EmbedSettings) -> LoadedModel:
+        model = self._models.get((folder, embed))
         if model is None:
-            model = self._models[embed] = self._load_model(self._options, embed)
+            options = dataclasses.replace(self._options, model=folder)
+            model = self._models[(folder, embed)] = self._load_model(options, embed)
         return model
 
     def _load_previous(

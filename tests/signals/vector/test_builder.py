@@ -247,10 +247,11 @@ class SettingsRecorder:
 
     def __init__(self) -> None:
         self.asked: list[EmbedSettings] = []
+        self.folders: list[str | None] = []
 
     def __call__(self, options: IndexOptions, embed: EmbedSettings) -> LoadedModel:
-        del options
         self.asked.append(embed)
+        self.folders.append(options.model)
         embedder = HashingEmbedder(dim=16, model_id=f"hash-{embed.precision}")
         meta = model_meta(
             None,
@@ -261,6 +262,8 @@ class SettingsRecorder:
             precision=embed.precision,
             document_tokens=embed.document_tokens,
         )
+        if options.model:
+            meta["path"] = options.model
         return LoadedModel(embedder, meta)
 
 
@@ -312,3 +315,18 @@ def test_documents_cut_shorter_than_the_model_limit_get_their_own_cache(
         assert "3 texts embedded, 0 reused" in report.message, report.message
     assert cache_path(home, "hash-fp32").exists()
     assert cache_path(home, "hash-fp32/t128").exists()
+
+
+def test_a_reindex_keeps_the_model_folder_the_index_was_built_with(
+    home: Path, tmp_path: Path
+) -> None:
+    loader = SettingsRecorder()
+    generations = Generations(tmp_path)
+    chosen = IndexOptions(home=home, model="/models/code-model")
+    generations.build(VectorBuilder(chosen, load_model=loader), MemoryChunkSource(CHUNKS), CHUNKS)
+    generations.build(
+        VectorBuilder(IndexOptions(home=home), load_model=loader), MemoryChunkSource(CHUNKS), []
+    )
+    other = IndexOptions(home=home, model="/models/other")
+    generations.build(VectorBuilder(other, load_model=loader), MemoryChunkSource(CHUNKS), [])
+    assert loader.folders == ["/models/code-model", "/models/code-model", "/models/other"]
