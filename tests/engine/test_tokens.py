@@ -1,9 +1,18 @@
 from __future__ import annotations
 
+import re
+
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engine.tokens import _IDENT, _PART, analyze_query, identifier_parts, index_terms, index_text
+from engine.tokens import (
+    _PART,
+    analyze_query,
+    identifier_parts,
+    identifiers,
+    index_terms,
+    index_text,
+)
 
 
 def test_identifier_parts() -> None:
@@ -45,10 +54,14 @@ def test_any_text_is_analyzed_without_error(text: str) -> None:
     assert all(t == t.lower() for t in q.whole + q.parts)
 
 
+# The identifier pattern as plainly written; engine.tokens spells it for speed.
+_PLAIN_IDENT = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*|[0-9]+")
+
+
 def _index_text_in_two_passes(text: str) -> tuple[str, str]:
     """The definition index_text must match: identifiers, then parts over the whole text."""
     return (
-        " ".join(_IDENT.findall(text)).lower(),
+        " ".join(_PLAIN_IDENT.findall(text)).lower(),
         " ".join(_PART.findall(text)).lower(),
     )
 
@@ -65,3 +78,8 @@ def test_index_text_on_code() -> None:
     text = "x = parseHTTPRequest_body2(getV2Config, 12abc, _, $el, HTTP2Server)\n__init__"
     assert index_text(text) == _index_text_in_two_passes(text)
     assert index_text(text)[1].split()[:6] == ["x", "parse", "http", "request", "body", "2"]
+
+
+@given(st.text(alphabet=_CODE_CHARS, max_size=200) | st.text(max_size=200))
+def test_identifiers_match_the_plain_pattern(text: str) -> None:
+    assert identifiers(text) == [t for t in _PLAIN_IDENT.findall(text) if len(t) <= 64]
