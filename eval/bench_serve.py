@@ -207,11 +207,16 @@ def index_corpus(args: argparse.Namespace, home_dir: Path, work: Path) -> None:
     corpus = args.corpus or copy_corpus(stdlib, home_dir.parent / "corpus", args.max_files)
     print(f"corpus: {args.corpus or f'{args.max_files} files of {stdlib}'}")
     started = time.perf_counter()
-    report = Indexer(home, plugins(), IndexOptions(home=home_dir)).index(SLUG, corpus)
+    options = IndexOptions(
+        home=home_dir, embed_precision=args.embed_precision, document_tokens=args.document_tokens
+    )
+    report = Indexer(home, plugins(), options).index(SLUG, corpus)
     print(
         f"indexed {report.files_indexed} files, {report.chunks} chunks in "
-        f"{time.perf_counter() - started:.1f} s"
+        f"{time.perf_counter() - started:.1f} s, all signals "
+        f"({', '.join(f'{k} {v:.1f} s' for k, v in report.stage_seconds.items())})"
     )
+    print(f"  {report.signals['vector'].get('message', '')}" if "vector" in report.signals else "")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -229,6 +234,10 @@ def main(argv: list[str] | None = None) -> None:
         type=Path,
         help="work folder to keep (and reuse on the next run: embedding 10k chunks takes minutes)",
     )
+    parser.add_argument(
+        "--embed-precision", choices=["fp32", "int8"], help="as engine index (default: its own)"
+    )
+    parser.add_argument("--document-tokens", type=int, help="as engine index")
     args = parser.parse_args(argv)
 
     work = args.keep or Path(tempfile.mkdtemp(prefix="engine-bench-serve-"))
