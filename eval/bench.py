@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import resource
 import shutil
 import subprocess
 import sys
@@ -81,11 +82,19 @@ def _bench(args: argparse.Namespace, registry: dict[str, SignalPlugin], home_dir
     print(f"corpus: {args.corpus}")
     print(f"signals: {', '.join(registry)}")
 
+    load_before = os.getloadavg()
+    cpu_before = _cpu_seconds()
     started = time.perf_counter()
     report = Indexer(home, registry, IndexOptions(home=home_dir)).index("corpus", args.corpus)
     total_s = time.perf_counter() - started
+    main_cpu, workers_cpu = (a - b for a, b in zip(_cpu_seconds(), cpu_before, strict=True))
     files, chunks = report.files_indexed, report.chunks
     print(f"\nindexed {files} files, {chunks} chunks in {total_s:.1f} s")
+    # CPU time moves less than wall time when other jobs share the cores.
+    print(
+        f"  CPU: {main_cpu:.1f} s in this process, {workers_cpu:.1f} s in chunking workers; "
+        f"load average {load_before[0]:.2f} before, {os.getloadavg()[0]:.2f} after"
+    )
     for stage, seconds in report.stage_seconds.items():
         unit = files if stage in ("walk", "read+chunk") else chunks
         what = "files" if stage in ("walk", "read+chunk") else "chunks"
@@ -133,6 +142,13 @@ def _bench(args: argparse.Namespace, registry: dict[str, SignalPlugin], home_dir
         cold.append(time.perf_counter() - t0)
     p50, p95 = percentile(cold, 50), percentile(cold, 95)
     print(f"\ncold `engine query` ({args.cold} runs): p50 {p50:.3f} s, p95 {p95:.3f} s")
+
+
+def _cpu_seconds() -> tuple[float, float]:
+    """User + system CPU seconds of this process and of its finished child processes."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime, children.ru_utime + children.ru_stime
 
 
 if __name__ == "__main__":
