@@ -191,10 +191,16 @@ class Searcher:
         return rerank(candidates, ranking, limit)
 
     def _results(self, fused: list[Fused], filters: Filters, limit: int) -> list[Result]:
-        ids = [f.key for f in fused if isinstance(f.key, int)]
-        chunks = self.store.chunks(ids)
         results: list[Result] = []
-        for item in fused:
+        # Chunks are read from the store a window at a time, best first: usually the first
+        # ``limit`` fused keys fill the list, and the rest (up to 3x as many) are never read.
+        chunks: dict[int, Chunk] = {}
+        fetched = 0
+        for position, item in enumerate(fused):
+            if position >= fetched:
+                window = fused[fetched : fetched + limit]
+                chunks.update(self.store.chunks([f.key for f in window if isinstance(f.key, int)]))
+                fetched += len(window)
             chunk = chunks.get(item.key) if isinstance(item.key, int) else None
             location = item.key if isinstance(item.key, Location) else None
             if chunk is None and location is None:

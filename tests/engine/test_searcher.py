@@ -1,10 +1,13 @@
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 import pytest
 
 from engine.errors import UsageError
+from engine.ranking import RankingOptions
 from engine.searcher import Searcher
-from engine.types import Filters, Hit, Location
+from engine.types import Chunk, Filters, Hit, Location, Query
 from tests.fakes import FakeChunkSource, FakeSignal, make_chunk
 
 
@@ -89,3 +92,36 @@ def test_empty_query_is_a_usage_error(text: str) -> None:
 def test_signal_warning_is_reported() -> None:
     searcher = make_searcher(lexical=FakeSignal("lexical", warning="model mismatch"))
     assert "model mismatch" in searcher.search("q").warnings
+
+
+NO_PRIORS = RankingOptions(include_tests=True, include_generated=True, max_per_file=1000)
+
+
+class CountingSource(FakeChunkSource):
+    def __init__(self, chunks: list[Chunk]) -> None:
+        super().__init__(chunks)
+        self.asked: list[int] = []
+
+    def chunks(self, ids: Sequence[int]) -> Mapping[int, Chunk]:
+        self.asked.extend(ids)
+        return super().chunks(ids)
+
+
+def test_only_the_chunks_needed_are_read_and_filters_read_further() -> None:
+    chunks = [
+        make_chunk(i, f"{'src' if i > 150 else 'lib'}/m{i}.py", f"def f{i}(): pass", name=f"f{i}")
+        for i in range(1, 201)
+    ]
+    store = CountingSource(chunks)
+    hits = [Hit(i, 1.0 / i) for i in range(1, 201)]
+    searcher = Searcher("toy", store, {"lexical": FakeSignal("lexical", {"q": hits})})
+
+    results = searcher.rank(searcher.run_signals(Query("q"), 200), Filters(), 5, NO_PRIORS)
+    assert [r.chunk_id for r in results] == [1, 2, 3, 4, 5]
+    assert len(store.asked) == 50  # one window of candidates, not all 200 fused keys
+
+    store.asked.clear()
+    only_src = Filters(path_globs=("src",))
+    results = searcher.rank(searcher.run_signals(Query("q"), 200), only_src, 5, NO_PRIORS)
+    assert [r.chunk_id for r in results] == [151, 152, 153, 154, 155]
+    assert sorted(store.asked) == list(range(1, 201))  # windows until enough survive
