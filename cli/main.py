@@ -132,14 +132,14 @@ def _print_report(report: Any, as_json: bool) -> None:
     "--embed-precision",
     type=click.Choice(["fp32", "int8"]),
     help="Embed with the model's own weights or an int8 copy (faster; see eval/RESULTS.md). "
-    "Default: what the index used, else the measured default. An existing index switches "
-    "on a --full build.",
+    "Default: what the index used, else the measured default; an existing index is "
+    "re-embedded (the cache keeps what it can).",
 )
 @click.option(
     "--document-tokens",
     type=click.IntRange(16, 512),
     help="Word pieces of each chunk's text the embedder reads (default: what the index used, "
-    "else the measured default). An existing index switches on a --full build.",
+    "else the measured default); an existing index is re-embedded.",
 )
 @json_option
 def index(

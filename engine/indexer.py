@@ -40,6 +40,7 @@ from engine.home import Home, RepoEntry
 from engine.signal import (
     BuildJob,
     BuildReport,
+    ConfiguredBuilder,
     IndexOptions,
     ProgressFn,
     SignalBuilder,
@@ -306,7 +307,12 @@ class Indexer:
                 report.files_indexed = store.file_count()
                 report.chunks = store.chunk_count()
                 report.skipped = dict(sorted(skipped.items()))
-                if previous is not None and changes.empty() and self._all_synced(manifest):
+                if (
+                    previous is not None
+                    and changes.empty()
+                    and self._all_synced(manifest)
+                    and not self._settings_changed(builders, manifest)
+                ):
                     store.close()
                     shutil.rmtree(generation)
                     report.generation = previous.name
@@ -345,6 +351,17 @@ class Indexer:
             )
         collect_garbage(entry.directory)
         return report
+
+    def _settings_changed(
+        self, builders: Sequence[SignalBuilder], manifest: Mapping[str, Any]
+    ) -> bool:
+        """True when a builder was given settings other than those its signal was built with."""
+        states: Mapping[str, Any] = manifest.get("signals", {})
+        return any(
+            isinstance(b, ConfiguredBuilder)
+            and b.settings_changed(states.get(b.name, {}).get("meta", {}))
+            for b in builders
+        )
 
     def _all_synced(self, manifest: Mapping[str, Any]) -> bool:
         """True when every registered signal is built and in step with the store."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from engine.types import Chunk, ChunkDraft, Definition, Hit, Query
 
@@ -101,6 +101,14 @@ class SignalBuilder(Protocol):
         ...
 
     def build(self, job: BuildJob) -> BuildReport: ...
+
+
+@runtime_checkable
+class ConfiguredBuilder(Protocol):
+    """A builder whose output depends on choices the user can change (e.g. the embedding
+    model): with no file changed, the indexer still updates when one says they changed."""
+
+    def settings_changed(self, previous_meta: Mapping[str, Any]) -> bool: ...
 
 
 @dataclass(frozen=True, slots=True)

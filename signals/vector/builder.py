@@ -130,6 +130,22 @@ class VectorBuilder:
         )
         return BuildReport(ready=True, meta=meta, problems=problems, message=message)
 
+    def settings_changed(self, previous_meta: Mapping[str, Any]) -> bool:
+        """True when the user asked for a model or embedding setting the index does not have
+        (``ConfiguredBuilder``: the indexer then updates even if no file changed)."""
+        recorded = previous_meta.get("model")
+        if not isinstance(recorded, Mapping):
+            return False
+        options = self._options
+        if options.model is not None and options.model != str(recorded.get("path", "")):
+            return True
+        if options.embed_precision and options.embed_precision != recorded.get("precision"):
+            return True
+        return bool(
+            options.document_tokens
+            and options.document_tokens != previous_meta.get("document_tokens")
+        )
+
     def _embed_settings(self, previous_meta: Mapping[str, Any]) -> EmbedSettings:
         """What the user asked for, else what the index recorded, else the default."""
         recorded = previous_meta.get("model")

@@ -292,3 +292,34 @@ def test_definitions_are_read_from_the_store_only_when_a_builder_uses_them(
             "shout",
             "add",
         ]
+
+
+class SettingsBuilder(RecordingBuilder):
+    """A builder whose recorded settings differ from what it was asked for."""
+
+    def __init__(self, changed: bool) -> None:
+        super().__init__()
+        self.changed = changed
+        self.asked: list[dict[str, Any]] = []
+
+    def build(self, job: BuildJob) -> BuildReport:
+        super().build(job)
+        return BuildReport(ready=True, meta={"setting": "as built"})
+
+    def settings_changed(self, previous_meta: Any) -> bool:
+        self.asked.append(dict(previous_meta))
+        return self.changed
+
+
+@pytest.mark.parametrize("changed", [True, False])
+def test_new_builder_settings_update_an_index_with_no_changed_file(
+    repo: Path, home: Home, changed: bool
+) -> None:
+    builder = SettingsBuilder(changed)
+    plugin = SignalPlugin("recording", lambda options: builder, registry.plugins()["lexical"].open)
+    idx = Indexer(home, {"recording": plugin}, IndexOptions(home=home.root))
+    idx.index("toy", repo)
+    again = idx.reindex("toy")
+    assert again.up_to_date is not changed
+    assert builder.asked[-1] == {"setting": "as built"}  # asked against what it recorded
+    assert len(builder.jobs) == (2 if changed else 1)

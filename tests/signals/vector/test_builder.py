@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -330,3 +331,20 @@ def test_a_reindex_keeps_the_model_folder_the_index_was_built_with(
     other = IndexOptions(home=home, model="/models/other")
     generations.build(VectorBuilder(other, load_model=loader), MemoryChunkSource(CHUNKS), [])
     assert loader.folders == ["/models/code-model", "/models/code-model", "/models/other"]
+
+
+def test_settings_changed_only_for_an_explicit_choice_the_index_lacks(home: Path) -> None:
+    recorded = {
+        "document_tokens": 256,
+        "model": {"path": "/models/a", "precision": "fp32", "document_tokens": 256},
+    }
+
+    def changed(**choice: Any) -> bool:
+        return VectorBuilder(IndexOptions(home=home, **choice)).settings_changed(recorded)
+
+    assert not changed()
+    assert not changed(embed_precision="fp32", document_tokens=256, model="/models/a")
+    assert changed(embed_precision="int8")
+    assert changed(document_tokens=128)
+    assert changed(model="/models/b")
+    assert not VectorBuilder(IndexOptions(home=home, embed_precision="int8")).settings_changed({})
