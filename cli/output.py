@@ -12,16 +12,7 @@ from engine.types import Result, SearchResponse
 
 
 def result_json(result: Result, *, explain: bool = False) -> dict[str, Any]:
-    data: dict[str, Any] = {
-        "repo": result.repo,
-        "filePath": result.path,
-        "startLine": result.start_line,
-        "endLine": result.end_line,
-        "symbolName": result.symbol_name,
-        "content": result.content,
-        "score": result.score,
-        "sources": list(result.sources),
-    }
+    data: dict[str, Any] = result.contract_json()
     if result.duplicates:
         data["alsoIn"] = list(result.duplicates)
     if explain:

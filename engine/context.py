@@ -307,21 +307,8 @@ def _expand(
     return blocks, left
 
 
-def _result_json(result: Result) -> dict[str, Any]:
-    return {
-        "repo": result.repo,
-        "filePath": result.path,
-        "startLine": result.start_line,
-        "endLine": result.end_line,
-        "symbolName": result.symbol_name,
-        "content": result.content,
-        "score": result.score,
-        "sources": list(result.sources),
-    }
-
-
 def _block_json(block: Block) -> dict[str, Any]:
-    data = _result_json(block.result)
+    data: dict[str, Any] = block.result.contract_json()
     data["language"] = block.result.language
     data["detail"] = block.detail
     if block.used_by:

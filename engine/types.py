@@ -190,6 +190,20 @@ class Result:
     prior_reason: str = ""  # "test", "generated-or-vendored", or ""
     duplicates: tuple[str, ...] = ()  # other paths holding identical content
 
+    def contract_json(self) -> dict[str, object]:
+        """The fields every answer carries in JSON (``engine query --json``, the agent tool,
+        ``engine context``): names and meanings are the public contract (README)."""
+        return {
+            "repo": self.repo,
+            "filePath": self.path,
+            "startLine": self.start_line,
+            "endLine": self.end_line,
+            "symbolName": self.symbol_name,
+            "content": self.content,
+            "score": self.score,
+            "sources": list(self.sources),
+        }
+
 
 @dataclass(frozen=True, slots=True)
 class SearchResponse:
