@@ -5,9 +5,9 @@ activations are quantised on the fly. ``reduce_range`` keeps weights to 7 bits b
 without VNNI (this one has AVX2 only) multiply u8×s8 pairs with a saturating 16-bit add
 (``vpmaddubsw``). An earlier int8 attempt, its settings not recorded, drifted to a mean
 cosine of 0.934 against fp32; this one gives 0.991 (min 0.985) on 160 stdlib windows. The
-copy is a quarter of the size and its encoder needs 1.4-1.6× less CPU here; whether retrieval keeps its quality is for ``engine eval`` to say
-(eval/RESULTS.md), which is why the precision is a recorded index setting, not a hidden
-switch.
+copy is a quarter of the size and its encoder needs 1.4-1.6× less CPU here; whether
+retrieval keeps its quality is for ``engine eval`` to say (eval/RESULTS.md), which is why
+the precision is a recorded index setting, not a hidden switch.
 """
 
 from __future__ import annotations
