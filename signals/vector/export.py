@@ -11,6 +11,13 @@ own modules, which call it with keywords; the legacy exporter (``dynamo=False``,
 opset 17) with dynamic batch and sequence axes is the one that works for these models.
 Attention is traced in transformers' "eager" form: the default SDPA form exports to a
 graph onnxruntime cannot fuse, and ran 1.5x slower (9.0 vs 14.2 chunks/s, same machine).
+
+The traced graph is then rewritten by onnxruntime's transformer optimizer, which replaces
+each BERT layer's ~40 nodes with its fused Attention, SkipLayerNormalization and BiasGelu
+kernels (vectors equal to 1e-7; 5-8% less CPU per chunk here); an architecture it cannot
+fuse falls back to onnxruntime's own portable graph optimisations. The weights are saved
+beside the graph (WEIGHTS_FILE), where onnxruntime memory-maps them instead of parsing a
+90 MB protobuf: a cold query's session opens in ~0.07 s instead of ~0.3 s.
 """
 
 from __future__ import annotations
@@ -34,8 +41,10 @@ from signals.vector.onnx_embedder import (
     MANIFEST_FILE,
     ONNX_FILE,
     TOKENIZER_FILE,
+    WEIGHTS_FILE,
     ExportManifest,
     OnnxEmbedder,
+    is_current,
     read_manifest,
 )
 from signals.vector.st_embedder import SentenceTransformerEmbedder
@@ -64,9 +73,10 @@ def export_dir(home: Path, identity: ModelIdentity) -> Path:
 
 def ensure_export(identity: ModelIdentity, home: Path, precision: str = FP32) -> Path:
     """The export folder for ``identity`` at ``precision``, exporting first when it is
-    missing or partial (an int8 copy is derived from the full-precision export)."""
+    missing, partial or of an older format (an int8 copy is derived from the full-precision
+    export). Only indexing calls this: a query runs whatever readable export is there."""
     target = export_dir(home, identity)
-    if read_manifest(target) is None:
+    if not is_current(read_manifest(target)):
         export_onnx(identity, target)
     if precision == FP32:
         return target
@@ -146,7 +156,7 @@ def _export_into(identity: ModelIdentity, staging: Path) -> ExportManifest:
             opset_version=17,
             dynamo=False,
         )
-    _optimize(staging / _RAW_ONNX_FILE, staging / ONNX_FILE)
+    _optimize(staging / _RAW_ONNX_FILE, staging / ONNX_FILE, model)
 
     first = model[0]
     manifest = ExportManifest(
@@ -173,20 +183,88 @@ def _export_into(identity: ModelIdentity, staging: Path) -> ExportManifest:
     return manifest
 
 
-def _optimize(raw: Path, target: Path) -> None:
-    """Save the graph with onnxruntime's portable (EXTENDED) fusions already applied.
+def _optimize(raw: Path, target: Path, model: Any) -> None:
+    """Write the graph to run: fused transformer kernels when the architecture allows, else
+    onnxruntime's portable (EXTENDED) optimisations; weights beside it either way."""
+    graph = _fused_transformer_graph(raw, model)
+    if graph is None:
+        graph = _ort_optimized_graph(raw)
+    save_with_external_weights(graph, target)
+    raw.unlink()
 
-    Every process that opens the model then skips most of the optimisation work: a session
-    is created in ~0.26 s instead of ~0.32 s here, which a cold query pays in full. The
-    hardware-specific (ALL) level still runs at load time, so the file stays portable.
-    """
+
+def save_with_external_weights(graph: Any, target: Path) -> None:
+    """Save an ONNX model with its tensors in WEIGHTS_FILE next to ``target``."""
+    import onnx
+
+    onnx.save_model(
+        graph,
+        str(target),
+        save_as_external_data=True,
+        all_tensors_to_one_file=True,
+        location=WEIGHTS_FILE,
+        size_threshold=1024,
+    )
+    # onnx writes the weights owner-only; an export is shared like the rest of the home.
+    (target.parent / WEIGHTS_FILE).chmod(0o644)
+
+
+# model_type (transformers config) -> onnxruntime.transformers optimizer type, for the
+# architectures whose fused graph has been checked against sentence-transformers here.
+_FUSABLE = {"bert": "bert"}
+_MS_DOMAIN = "com.microsoft"
+
+
+def _fused_transformer_graph(raw: Path, model: Any) -> Any | None:
+    """The traced graph with every layer's attention fused, or None when that fails."""
+    config = getattr(getattr(model[0], "auto_model", None), "config", None)
+    model_type = _FUSABLE.get(str(getattr(config, "model_type", "")))
+    if config is None or model_type is None:
+        return None
+    import logging
+
+    from onnxruntime.transformers.optimizer import optimize_model
+
+    # It logs shape-inference warnings about contrib ops it cannot type: not news.
+    quiet = logging.getLogger()
+    level = quiet.level
+    quiet.setLevel(logging.ERROR)
+    try:
+        optimized = optimize_model(
+            str(raw),
+            model_type=model_type,
+            num_heads=int(config.num_attention_heads),
+            hidden_size=int(config.hidden_size),
+            opt_level=0,  # the fusions only; onnxruntime's own run when a session opens
+        )
+    except Exception:  # any failure means "run the unfused graph"
+        return None
+    finally:
+        quiet.setLevel(level)
+    fused = optimized.get_fused_operator_statistics().get("Attention", 0)
+    if fused != int(config.num_hidden_layers):
+        return None
+    graph = optimized.model
+    # The fused kernels live in onnxruntime's domain; tools reading the file need it named.
+    if not any(opset.domain == _MS_DOMAIN for opset in graph.opset_import):
+        graph.opset_import.add(domain=_MS_DOMAIN, version=1)
+    return graph
+
+
+def _ort_optimized_graph(raw: Path) -> Any:
+    """The graph with onnxruntime's portable (EXTENDED) fusions applied; the hardware-specific
+    (ALL) level still runs at load time, so the file stays portable."""
+    import onnx
     import onnxruntime as ort
 
+    optimized = raw.with_name(raw.name + ".opt")
     options = ort.SessionOptions()
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
-    options.optimized_model_filepath = str(target)
+    options.optimized_model_filepath = str(optimized)
     ort.InferenceSession(str(raw), options, providers=["CPUExecutionProvider"])
-    raw.unlink()
+    graph = onnx.load(str(optimized))
+    optimized.unlink()
+    return graph
 
 
 def max_cosine_diff(a: Any, b: Any, texts: tuple[str, ...] | list[str]) -> float:
@@ -206,11 +284,15 @@ def publish(staging: Path, target: Path) -> None:
     try:
         staging.rename(target)
     except OSError:
-        # Another process published the same export first (keep it), or a partial folder
-        # without a manifest is in the way (replace it).
-        if read_manifest(target) is None:
-            shutil.rmtree(target, ignore_errors=True)
+        # Another process published the same export first (keep it), or a partial folder or
+        # an export of an older format is in the way (replace it). The old folder is moved
+        # aside first, so a reader sees one complete export or the other; a process already
+        # running the old one keeps its open (or memory-mapped) files.
+        if not is_current(read_manifest(target)):
+            retired = Path(tempfile.mkdtemp(prefix=f".{target.name}.old.", dir=target.parent))
+            target.rename(retired / "export")
             staging.rename(target)
+            shutil.rmtree(retired, ignore_errors=True)
 
 
 def _sentence_embedding_graph(model: Any, names: tuple[str, ...]) -> Any:

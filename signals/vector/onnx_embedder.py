@@ -19,11 +19,18 @@ import numpy.typing as npt
 
 from signals.vector.embedder import FloatMatrix, FloatVector, l2_normalise
 
-EXPORT_FORMAT = 2  # 2: eager attention (fusable), saved pre-optimised
+# 2: eager attention, saved pre-optimised in one file. 3: transformer layers fused into
+# onnxruntime's Attention/SkipLayerNormalization kernels where the architecture allows, and
+# the weights in WEIGHTS_FILE beside the graph, which onnxruntime memory-maps: a session
+# opens in ~0.07 s instead of ~0.3 s. Format 2 exports still run (same vectors); indexing
+# replaces them.
+EXPORT_FORMAT = 3
+READABLE_FORMATS = frozenset({2, EXPORT_FORMAT})
 FP32 = "fp32"
 INT8 = "int8"  # weights quantised per channel to 7 bits, activations dynamically to 8
 MANIFEST_FILE = "export.json"
 ONNX_FILE = "model.onnx"
+WEIGHTS_FILE = "model.onnx.data"  # format 3: the graph's tensors, stored outside it
 TOKENIZER_FILE = "tokenizer.json"
 
 
@@ -76,17 +83,26 @@ class ExportManifest:
 
 
 def read_manifest(directory: Path) -> ExportManifest | None:
-    """The export in ``directory``, or None when it is missing, partial or of another format."""
+    """The export in ``directory``, or None when it is missing, partial or of a format this
+    version cannot run (an older readable one is returned: see ``is_current``)."""
     try:
         data = json.loads((directory / MANIFEST_FILE).read_text(encoding="utf-8"))
         manifest = ExportManifest.from_json(data)
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    if manifest.format != EXPORT_FORMAT:
+    if manifest.format not in READABLE_FORMATS:
         return None
-    if not (directory / ONNX_FILE).is_file() or not (directory / TOKENIZER_FILE).is_file():
+    needed = [ONNX_FILE, TOKENIZER_FILE]
+    if manifest.format >= 3:
+        needed.append(WEIGHTS_FILE)
+    if not all((directory / name).is_file() for name in needed):
         return None
     return manifest
+
+
+def is_current(manifest: ExportManifest | None) -> bool:
+    """Whether an export is in the format this version writes (else indexing re-exports)."""
+    return manifest is not None and manifest.format == EXPORT_FORMAT
 
 
 class OnnxEmbedder:

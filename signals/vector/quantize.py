@@ -1,6 +1,7 @@
 """Derives the int8 copy of an ONNX export, verified against the full-precision one.
 
-Dynamic quantisation: weights of every MatMul are stored as int8 per output channel and
+Dynamic quantisation: weights of every MatMul and fused Attention are stored as int8 per
+output channel and
 activations are quantised on the fly. ``reduce_range`` keeps weights to 7 bits because CPUs
 without VNNI (this one has AVX2 only) multiply u8×s8 pairs with a saturating 16-bit add
 (``vpmaddubsw``). An earlier int8 attempt, its settings not recorded, drifted to a mean
@@ -18,13 +19,19 @@ import tempfile
 from pathlib import Path
 
 from engine.errors import SignalUnavailable
-from signals.vector.export import max_cosine_diff, publish, write_manifest
+from signals.vector.export import (
+    max_cosine_diff,
+    publish,
+    save_with_external_weights,
+    write_manifest,
+)
 from signals.vector.onnx_embedder import (
     INT8,
     ONNX_FILE,
     TOKENIZER_FILE,
     ExportManifest,
     OnnxEmbedder,
+    is_current,
     read_manifest,
 )
 
@@ -39,9 +46,10 @@ def quantized_dir(full: Path) -> Path:
 
 
 def ensure_quantized(full: Path, check_texts: tuple[str, ...]) -> Path:
-    """The int8 copy of the export in ``full``, deriving it first when missing or partial."""
+    """The int8 copy of the export in ``full``, deriving it first when missing, partial or
+    of an older format."""
     target = quantized_dir(full)
-    if read_manifest(target) is None:
+    if not is_current(read_manifest(target)):
         quantize_export(full, target, check_texts)
     return target
 
@@ -80,6 +88,8 @@ def quantize_export(full: Path, target: Path, check_texts: tuple[str, ...]) -> E
 
 
 def _quantize_graph(source: Path, target: Path) -> None:
+    """Quantise the MatMul and fused Attention weights; the embedding table stays float
+    (quantising it too cost more CPU per chunk here, 56.9 against 50.4 ms, for no gain)."""
     import logging
 
     import onnx
@@ -91,9 +101,11 @@ def _quantize_graph(source: Path, target: Path) -> None:
     level = quiet.level
     quiet.setLevel(logging.ERROR)
     try:
+        whole = target.with_name(target.name + ".whole")
         quantize_dynamic(
             str(source),
-            str(target),
+            str(whole),
+            op_types_to_quantize=["MatMul", "Attention"],
             per_channel=True,
             reduce_range=True,
             weight_type=QuantType.QInt8,
@@ -101,3 +113,5 @@ def _quantize_graph(source: Path, target: Path) -> None:
         )
     finally:
         quiet.setLevel(level)
+    save_with_external_weights(onnx.load(str(whole)), target)
+    whole.unlink()

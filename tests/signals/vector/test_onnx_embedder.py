@@ -5,11 +5,15 @@ Slow (the export imports torch and traces the model: ~20 s here), so marked ``sl
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import json
+import shutil
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -17,9 +21,21 @@ import pytest
 from engine.signal import IndexOptions, OpenOptions
 from engine.types import Query
 from signals.vector.builder import VectorBuilder
-from signals.vector.export import MAX_COSINE_DIFF, ensure_export, max_cosine_diff
+from signals.vector.export import (
+    MAX_COSINE_DIFF,
+    ensure_export,
+    max_cosine_diff,
+    write_manifest,
+)
 from signals.vector.model import identify, resolve_model
-from signals.vector.onnx_embedder import INT8, OnnxEmbedder, read_manifest
+from signals.vector.onnx_embedder import (
+    EXPORT_FORMAT,
+    INT8,
+    WEIGHTS_FILE,
+    OnnxEmbedder,
+    is_current,
+    read_manifest,
+)
 from signals.vector.plugin import PLUGIN
 from signals.vector.quantize import MAX_INT8_COSINE_DIFF
 from signals.vector.st_embedder import SentenceTransformerEmbedder
@@ -43,6 +59,16 @@ TEXTS = [
 ]
 
 
+def onnx_graph(folder: Path) -> Any:
+    import onnx
+
+    return onnx.load(str(folder / "model.onnx"), load_external_data=False).graph
+
+
+def export_size(folder: Path) -> int:
+    return sum(p.stat().st_size for p in folder.glob("model.onnx*"))
+
+
 @pytest.fixture(scope="module")
 def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("home")
@@ -59,6 +85,11 @@ def test_export_matches_sentence_transformers(export: Path, home: Path) -> None:
     assert manifest.dim == 384
     assert manifest.max_seq_length == 256
     assert manifest.max_cosine_diff <= MAX_COSINE_DIFF
+    assert manifest.format == EXPORT_FORMAT
+    assert (export / WEIGHTS_FILE).stat().st_size > 80_000_000  # the weights, memory-mapped
+    assert (export / "model.onnx").stat().st_size < 1_000_000  # the graph alone
+    ops = Counter(node.op_type for node in onnx_graph(export).node)
+    assert ops["Attention"] == 6 and ops["SkipLayerNormalization"] == 12  # fused per layer
     onnx = OnnxEmbedder(export)
     reference = SentenceTransformerEmbedder(str(resolve_model(None).path), manifest.model_id)
     assert onnx.model_id == reference.model_id
@@ -109,12 +140,40 @@ def test_int8_copy_is_verified_smaller_and_close_to_full_precision(
     assert manifest.precision == INT8
     assert manifest.model_id == f"{export.name}-int8"
     assert manifest.max_cosine_diff <= MAX_INT8_COSINE_DIFF
-    size = (quantized / "model.onnx").stat().st_size
-    assert size < (export / "model.onnx").stat().st_size / 3
+    # Attention and MatMul weights shrink to a quarter; the embedding table stays float.
+    assert export_size(quantized) < export_size(export) * 0.7
     int8, full = OnnxEmbedder(quantized), OnnxEmbedder(export)
     assert 0 < max_cosine_diff(int8, full, TEXTS) <= MAX_INT8_COSINE_DIFF
     scores = int8.embed_documents(TEXTS) @ int8.embed_query("parse HTTP request body")
     assert int(np.argmax(scores)) == 0
+
+
+def test_an_older_export_answers_queries_until_indexing_replaces_it(
+    export: Path, tmp_path: Path
+) -> None:
+    # A format-2 export (the graph in one self-contained file) in a home of its own.
+    import onnx as onnx_lib
+
+    home = tmp_path / "home"
+    identity = identify(resolve_model(None), home)
+    older = home / "models" / identity.key
+    older.mkdir(parents=True)
+    shutil.copy2(export / "tokenizer.json", older / "tokenizer.json")
+    onnx_lib.save_model(onnx_lib.load(str(export / "model.onnx")), str(older / "model.onnx"))
+    manifest = read_manifest(export)
+    assert manifest is not None
+    write_manifest(older, dataclasses.replace(manifest, format=2))
+    found = read_manifest(older)
+    assert found is not None and not is_current(found)
+    np.testing.assert_allclose(
+        OnnxEmbedder(older).embed_documents(TEXTS),
+        OnnxEmbedder(export).embed_documents(TEXTS),
+        atol=1e-6,
+    )
+    assert ensure_export(identity, home) == older
+    assert is_current(read_manifest(older))
+    assert (older / WEIGHTS_FILE).is_file()
+    assert [p.name for p in older.parent.iterdir() if p.is_dir()] == [identity.key]
 
 
 def test_document_tokens_cut_documents_but_never_queries(export: Path) -> None:
