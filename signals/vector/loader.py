@@ -135,8 +135,13 @@ def _reexport(meta: Mapping[str, Any], home: Path, directory: Path) -> None:
     if source is not None:
         identity = identify(source, home)
         if identity.key == base_key(meta):
-            ensure_export(identity, home, str(meta.get("precision", "fp32")))
-            return
+            if ensure_export(identity, home, str(meta.get("precision", "fp32"))) == directory:
+                return
+            # An int8 copy of an older export format: today's copy gives other vectors.
+            raise SignalUnavailable(
+                f"the vector index was built with an int8 copy of {name} in an older format "
+                f"whose export {directory} is missing; run `engine index` again to re-embed"
+            )
     raise SignalUnavailable(
         f"the vector index was built with model {name}, which is no longer available: "
         f"its ONNX export {directory} is missing and the model folder is gone or changed. "
@@ -149,7 +154,8 @@ def base_key(meta: Mapping[str, Any]) -> str:
     """The identity key of the model an index used, whatever precision it ran at."""
     model_id = str(meta.get("model_id", ""))
     if meta.get("precision", "fp32") != "fp32":
-        return model_id.removesuffix(f"-{meta['precision']}")
+        # "<key>-int8" (format 2) or "<key>-int8-f3": the key is two hex parts.
+        return model_id.split(f"-{meta['precision']}", 1)[0]
     return model_id
 
 

@@ -1,14 +1,14 @@
 """Derives the int8 copy of an ONNX export, verified against the full-precision one.
 
-Dynamic quantisation: weights of every MatMul and fused Attention are stored as int8 per
-output channel and
-activations are quantised on the fly. ``reduce_range`` keeps weights to 7 bits because CPUs
-without VNNI (this one has AVX2 only) multiply u8×s8 pairs with a saturating 16-bit add
-(``vpmaddubsw``). An earlier int8 attempt, its settings not recorded, drifted to a mean
-cosine of 0.934 against fp32; this one gives 0.991 (min 0.985) on 160 stdlib windows. The
-copy is a quarter of the size and its encoder needs 1.4-1.6× less CPU here; whether
-retrieval keeps its quality is for ``engine eval`` to say (eval/RESULTS.md), which is why
-the precision is a recorded index setting, not a hidden switch.
+Dynamic quantisation: the weights of every MatMul and fused Attention are stored as int8 per
+output channel and activations are quantised on the fly. ``reduce_range`` keeps weights to
+7 bits because CPUs without VNNI (this one has AVX2 only) multiply u8×s8 pairs with a
+saturating 16-bit add (``vpmaddubsw``). An earlier int8 attempt, its settings not recorded,
+drifted to a mean cosine of 0.934 against fp32; this one gives 0.992 on 320 real chunks.
+The copy is 0.65 of the size (the embedding table stays float) and its encoder needs
+1.4-1.6× less CPU here; whether retrieval keeps its quality is for ``engine eval`` to say
+(eval/RESULTS.md), which is why the precision is a recorded index setting, not a hidden
+switch.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from signals.vector.export import (
     write_manifest,
 )
 from signals.vector.onnx_embedder import (
+    EXPORT_FORMAT,
     INT8,
     ONNX_FILE,
     TOKENIZER_FILE,
@@ -42,7 +43,10 @@ MAX_INT8_COSINE_DIFF = 0.05
 
 
 def quantized_dir(full: Path) -> Path:
-    return full.with_name(full.name + INT8_SUFFIX)
+    """``<key>-int8-f<format>``: the folder name is the model id that indexes and the
+    embedding cache record, and a new export format quantises a different graph, whose
+    vectors must not mix with an older copy's (format 2 copies were ``<key>-int8``)."""
+    return full.with_name(f"{full.name}{INT8_SUFFIX}-f{EXPORT_FORMAT}")
 
 
 def ensure_quantized(full: Path, check_texts: tuple[str, ...]) -> Path:

@@ -138,7 +138,7 @@ def test_int8_copy_is_verified_smaller_and_close_to_full_precision(
     manifest = read_manifest(quantized)
     assert manifest is not None
     assert manifest.precision == INT8
-    assert manifest.model_id == f"{export.name}-int8"
+    assert manifest.model_id == f"{export.name}-int8-f{EXPORT_FORMAT}"
     assert manifest.max_cosine_diff <= MAX_INT8_COSINE_DIFF
     # Attention and MatMul weights shrink to a quarter; the embedding table stays float.
     assert export_size(quantized) < export_size(export) * 0.7
@@ -200,7 +200,7 @@ def test_an_int8_index_queries_with_its_own_model_and_names_its_settings(
     assert report.ready, report.message
     assert report.meta["model"]["precision"] == INT8
     assert report.meta["document_tokens"] == 128
-    assert report.meta["model_id"].endswith("-int8")
+    assert report.meta["model_id"].endswith(f"-int8-f{EXPORT_FORMAT}")
     signal = PLUGIN.open(directory, report.meta, OpenOptions(home=home))
     assert signal.warning == ""
     assert signal.search(Query("invert a matrix"), 1)[0].chunk_id == 4

@@ -11,7 +11,14 @@ from engine.types import Filters, Query
 from signals.vector.builder import VectorBuilder
 from signals.vector.documents import document_parts
 from signals.vector.embedder import HashingEmbedder
-from signals.vector.loader import HASHING, LoadedModel, base_key, mismatch_warning, model_meta
+from signals.vector.loader import (
+    HASHING,
+    LoadedModel,
+    base_key,
+    load_query_embedder,
+    mismatch_warning,
+    model_meta,
+)
 from signals.vector.model import identify, resolve_model
 from signals.vector.plugin import PLUGIN
 from signals.vector.signal import VectorSignal
@@ -169,6 +176,46 @@ def test_an_int8_index_of_the_configured_model_is_no_mismatch(home: Path, tmp_pa
         precision="int8",
     )
     assert base_key(meta) == identity.key
+    assert base_key({**meta, "model_id": f"{identity.key}-int8-f3"}) == identity.key
     assert mismatch_warning(meta, str(folder), home) == ""
     other = fake_model_folder(tmp_path / "models", "model-y", b"weights of y")
     assert "ignored" in mismatch_warning(meta, str(other), home)
+
+
+def _onnx_meta(identity: Any, model_id: str, precision: str) -> dict[str, Any]:
+    return model_meta(
+        identity,
+        backend="onnx",
+        model_id=model_id,
+        dim=32,
+        max_seq_length=256,
+        precision=precision,
+    )
+
+
+def test_a_lost_int8_export_of_an_older_format_asks_for_a_reindex(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = fake_model_folder(tmp_path / "models", "model-x", b"weights of x")
+    identity = identify(resolve_model(str(folder)), home)
+    rebuilt: list[str] = []
+
+    def ensure_export(identity: Any, home: Path, precision: str = "fp32") -> Path:
+        # Today's export gives the int8 copy a new folder, not the one the index names.
+        rebuilt.append(precision)
+        return home / "models" / f"{identity.key}-int8-f3"
+
+    monkeypatch.setattr("signals.vector.export.ensure_export", ensure_export)
+    meta = _onnx_meta(identity, f"{identity.key}-int8", "int8")
+    with pytest.raises(SignalUnavailable, match=r"older format.*engine index"):
+        load_query_embedder(meta, home)
+    assert rebuilt == ["int8"]
+
+
+def test_a_lost_export_of_a_vanished_model_says_what_to_do(home: Path, tmp_path: Path) -> None:
+    folder = fake_model_folder(tmp_path / "models", "model-x", b"weights of x")
+    identity = identify(resolve_model(str(folder)), home)
+    meta = _onnx_meta(identity, identity.key, "fp32")
+    (folder / "model.safetensors").write_bytes(b"other weights now")
+    with pytest.raises(SignalUnavailable, match=r"no longer available.*engine index"):
+        load_query_embedder(meta, home)
