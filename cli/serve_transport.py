@@ -10,12 +10,21 @@ framing and shutdown at end of input.
 ``claim_stdio`` is called first thing, before any engine or model import: it keeps private
 copies of the two pipes and points fd 1 at stderr and fd 0 at /dev/null, so nothing printed
 by any library (or read by any child process) can touch the protocol stream.
+
+When stdin and stdout are pipes or sockets (as an MCP client starts a server), they are read
+and written non-blocking from the event loop itself. The SDK's default wraps them as files
+whose every readline, write and flush is a trip to a worker thread and back: three of them
+per request on top of the tool call's own, each a wake-up of another thread. A terminal or a
+regular file keeps the SDK's threaded files (non-blocking mode would leak to whoever shares
+a terminal, and files cannot be polled).
 """
 
 from __future__ import annotations
 
+import codecs
 import logging
 import os
+import stat
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -111,13 +120,82 @@ def claim_stdio() -> StdioWire:
     return wire
 
 
+READ_SIZE = 1 << 16
+
+
+def pollable(stream: BinaryIO) -> bool:
+    """Whether ``stream`` is a pipe or socket, which the event loop can wait on directly."""
+    mode = os.fstat(stream.fileno()).st_mode
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+
+
+class PipeLines:
+    """The lines of a pipe, read from the event loop without a worker thread.
+
+    Each yielded line keeps its newline (as a text file's would); undecodable bytes become
+    U+FFFD; a last line without a newline is yielded at end of input.
+    """
+
+    def __init__(self, stream: BinaryIO) -> None:
+        self._fd = stream.fileno()
+        self._stream = stream  # keeps the descriptor open
+        os.set_blocking(self._fd, False)
+
+    async def __aiter__(self) -> AsyncIterator[str]:
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        pending = ""
+        while True:
+            await anyio.wait_readable(self._fd)
+            try:
+                data = os.read(self._fd, READ_SIZE)
+            except BlockingIOError:
+                continue  # woken without data: wait again
+            pending += decoder.decode(data, final=not data)
+            *lines, pending = pending.split("\n")
+            for line in lines:
+                yield line + "\n"
+            if not data:
+                if pending:
+                    yield pending
+                return
+
+
+class PipeWriter:
+    """Text written straight to a pipe from the event loop, waiting while the pipe is full."""
+
+    def __init__(self, stream: BinaryIO) -> None:
+        self._fd = stream.fileno()
+        self._stream = stream
+        os.set_blocking(self._fd, False)
+
+    async def write(self, text: str) -> None:
+        data = memoryview(text.encode("utf-8"))
+        while data:
+            try:
+                written = os.write(self._fd, data)
+            except BlockingIOError:
+                await anyio.wait_writable(self._fd)
+                continue
+            data = data[written:]
+
+    async def flush(self) -> None:
+        """Nothing is buffered: ``write`` returns once the pipe holds all of it."""
+
+
 @asynccontextmanager
 async def checked_stdio(wire: StdioWire) -> AsyncIterator[tuple[Any, Any]]:
     """``stdio_server()`` over ``wire``, answering malformed lines instead of dropping them."""
-    lines = _CheckedLines(
-        anyio.wrap_file(TextIOWrapper(wire.stdin, encoding="utf-8", errors="replace"))
-    )
-    stdout = anyio.wrap_file(TextIOWrapper(wire.stdout, encoding="utf-8"))
+    source: Any
+    if pollable(wire.stdin):
+        source = PipeLines(wire.stdin)
+    else:
+        source = anyio.wrap_file(TextIOWrapper(wire.stdin, encoding="utf-8", errors="replace"))
+    stdout: Any
+    if pollable(wire.stdout):
+        stdout = PipeWriter(wire.stdout)
+    else:
+        stdout = anyio.wrap_file(TextIOWrapper(wire.stdout, encoding="utf-8"))
+    lines = _CheckedLines(source)
     async with stdio_server(stdin=cast(Any, lines), stdout=stdout) as (read_stream, write_stream):
         lines.reply_to(write_stream)
         yield read_stream, write_stream

@@ -1,13 +1,16 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import BinaryIO
 
+import anyio
 import pytest
 
-from cli.serve_transport import rejection
+from cli.serve_transport import PipeLines, PipeWriter, pollable, rejection
 
 PARSE_ERROR, INVALID_REQUEST = -32700, -32600
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
@@ -67,3 +70,76 @@ def test_claimed_stdout_carries_only_the_protocol() -> None:
     )
     assert done.stdout == b"MESSAGE\n"
     assert done.stderr == b"noise from a library\nmore noise\n"
+
+
+def _pipe() -> tuple[BinaryIO, BinaryIO]:
+    read_fd, write_fd = os.pipe()
+    return os.fdopen(read_fd, "rb"), os.fdopen(write_fd, "wb")
+
+
+async def _lines(reader: BinaryIO) -> list[str]:
+    return [line async for line in PipeLines(reader)]
+
+
+def test_pipe_lines_split_and_decode_across_reads() -> None:
+    reader, writer = _pipe()
+    snowman = "☃".encode()
+
+    async def main() -> list[str]:
+        async with anyio.create_task_group() as group:
+            found: list[str] = []
+
+            async def read() -> None:
+                found.extend(await _lines(reader))
+
+            group.start_soon(read)
+            # A line arrives in pieces, one cut inside a multi-byte character.
+            for piece in (b'{"a": "x', snowman[:1], snowman[1:] + b'"}\n{"b"', b": 2}\n\nlast"):
+                writer.write(piece)
+                writer.flush()
+                await anyio.sleep(0.01)
+            writer.close()
+        return found
+
+    assert anyio.run(main) == ['{"a": "x☃"}\n', '{"b": 2}\n', "\n", "last"]
+    reader.close()
+
+
+def test_pipe_lines_replace_undecodable_bytes() -> None:
+    reader, writer = _pipe()
+    writer.write(b"caf\xe9\n")
+    writer.close()
+    assert anyio.run(_lines, reader) == ["caf\ufffd\n"]
+    reader.close()
+
+
+def test_pipe_writer_waits_while_the_pipe_is_full() -> None:
+    reader, writer = _pipe()
+    text = "x" * 300_000 + "\n"  # several times a pipe's buffer
+    received = bytearray()
+
+    async def main() -> None:
+        async def drain() -> None:
+            async for line in PipeLines(reader):
+                received.extend(line.encode())
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(drain)
+            out = PipeWriter(writer)
+            await out.write(text)
+            await out.write("ok\n")
+            await out.flush()
+            writer.close()
+
+    anyio.run(main)
+    assert received == (text + "ok\n").encode()
+    reader.close()
+
+
+def test_only_pipes_and_sockets_are_polled(tmp_path: Path) -> None:
+    reader, writer = _pipe()
+    assert pollable(reader) and pollable(writer)
+    with (tmp_path / "file").open("wb") as regular:
+        assert not pollable(regular)
+    reader.close()
+    writer.close()
