@@ -4,11 +4,12 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
 
-from cli.main import main
+from cli.main import collector_paused, main
 
 
 @pytest.fixture
@@ -203,3 +204,29 @@ def test_federated_query(env: Path, tmp_path: Path) -> None:
     assert code == 0 and {r["repo"] for r in json.loads(out)["results"]} == {"toy", "other"}
     code, out = run("query", "toy", "--json")
     assert code == 1 and "query text" in json.loads(out)["error"]
+
+
+def test_a_query_runs_without_the_cyclic_collector_and_restores_it(
+    env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import gc
+
+    from engine import reader
+
+    seen: list[bool] = []
+    open_index = reader.open_index
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        seen.append(gc.isenabled())
+        return open_index(*args, **kwargs)
+
+    monkeypatch.setattr(reader, "open_index", spy)
+    assert run("index", str(env))[0] == 0
+    assert gc.isenabled()
+    assert run("query", "toy-repo", "greet", "--json")[0] == 0
+    assert run("query", "no-such-repo", "greet", "--json")[0] == 1  # failed: restored too
+    assert seen == [False, False] and gc.isenabled()
+    with collector_paused():
+        assert not gc.isenabled()
+        gc.disable()
+    assert gc.isenabled()
