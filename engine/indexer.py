@@ -48,6 +48,7 @@ from engine.signal import (
     no_progress,
 )
 from engine.store import STORE_FILE, ChunkStore, FileRecord, FileRows
+from engine.streaming import Streams
 from engine.types import Chunk, Definition
 from engine.walking import WalkedFile, walk
 from engine.write_failures import is_disk_full, write_failures_explained
@@ -125,8 +126,11 @@ def _publish(
     report.signals = manifest["signals"]
 
 
-def _add_files(store: ChunkStore, files: Sequence[ChunkedFile], changes: _Changes) -> None:
-    """Write chunked files to the store; note their chunks and analyses in ``changes``."""
+def _add_files(
+    store: ChunkStore, files: Sequence[ChunkedFile], changes: _Changes, streams: Streams
+) -> None:
+    """Write chunked files to the store; note their chunks and analyses in ``changes`` and
+    hand the chunks to the ``streams``."""
     if not files:
         return
     added = store.add_files(
@@ -140,11 +144,14 @@ def _add_files(store: ChunkStore, files: Sequence[ChunkedFile], changes: _Change
         ]
     )
     changes.added += added
+    streams.add(files, added)
     first = 0
     for f in files:
         ids = [c.id for c in added[first : first + len(f.chunks)]]
         first += len(f.chunks)
         for name, results in f.analyses.items():
+            if name in streams:
+                continue  # the stream has them already
             changes.analyses.setdefault(name, {}).update(zip(ids, results, strict=False))
 
 
@@ -294,14 +301,18 @@ class Indexer:
 
         builders = self.builders()
         generation = next_generation(entry.directory)
+        streams = Streams()
         try:
             store_path = generation / STORE_FILE
             if previous is not None:
                 shutil.copyfile(previous / STORE_FILE, store_path)
             store = ChunkStore.open_writable(store_path)
             try:
+                if previous is None:  # a build from empty: index while chunking
+                    fast = [b for b in builders if not b.slow]
+                    streams = Streams.start(fast, generation, self.progress)
                 started = time.perf_counter()
-                changes = self._sync_store(store, walked.files, report, skipped, vouched)
+                changes = self._sync_store(store, walked.files, report, skipped, vouched, streams)
                 changes.complete = previous is None
                 report.stage_seconds["read+chunk"] = time.perf_counter() - started
                 report.files_indexed = store.file_count()
@@ -331,6 +342,7 @@ class Indexer:
                     manifest,
                     changes,
                     report,
+                    streams,
                 )
                 for builder in builders:
                     if builder.slow:
@@ -341,6 +353,7 @@ class Indexer:
                 store.close()
             _publish(entry, generation, new_manifest, report)
         except BaseException:
+            streams.abort()
             shutil.rmtree(generation, ignore_errors=True)
             raise
 
@@ -378,11 +391,13 @@ class Indexer:
         report: IndexReport,
         skipped: Counter[str],
         vouched: Vouched | None = None,
+        streams: Streams | None = None,
     ) -> _Changes:
         """Bring the store in line with the walked files; return what changed.
 
         A file whose stat changed is read unless git ``vouched`` for its content.
         """
+        streams = streams if streams is not None else Streams()
         known = store.files()
         refused_before = store.unindexed()
         refused: dict[str, tuple[str, int, int]] = {}
@@ -449,9 +464,9 @@ class Indexer:
             pending.append(result)
             pending_chunks += len(result.chunks)
             if pending_chunks >= INSERT_BATCH_CHUNKS:
-                _add_files(store, pending, changes)
+                _add_files(store, pending, changes, streams)
                 pending, pending_chunks = [], 0
-        _add_files(store, pending, changes)
+        _add_files(store, pending, changes, streams)
         if refused != refused_before:
             store.set_unindexed(refused)
             changes.records_changed = True
@@ -526,24 +541,29 @@ class Indexer:
         manifest: Mapping[str, Any],
         changes: _Changes,
         report: IndexReport,
+        streams: Streams | None = None,
     ) -> dict[str, dict[str, Any]]:
+        """Build each signal (``build``, or ``finish`` of its stream if it has one)."""
         states: dict[str, dict[str, Any]] = {}
         previous_signals: Mapping[str, Any] = manifest.get("signals", {})
+        streams = streams if streams is not None else Streams()
         for builder in builders:
             directory = generation / builder.name
-            directory.mkdir()
-            job = self._job(
-                builder,
-                directory,
-                entry,
-                store,
-                previous / builder.name if previous else None,
-                previous_signals.get(builder.name, {}),
-                changes,
-            )
+            job: BuildJob | None = None
+            if builder.name not in streams:
+                directory.mkdir()
+                job = self._job(
+                    builder,
+                    directory,
+                    entry,
+                    store,
+                    previous / builder.name if previous else None,
+                    previous_signals.get(builder.name, {}),
+                    changes,
+                )
             started = time.perf_counter()
             try:
-                built = builder.build(job)
+                built = builder.build(job) if job is not None else streams.finish(builder.name)
             except Exception as exc:  # one failing signal leaves the others usable
                 if is_disk_full(exc):
                     raise  # every later write fails too: keep the previous generation

@@ -103,6 +103,36 @@ class SignalBuilder(Protocol):
     def build(self, job: BuildJob) -> BuildReport: ...
 
 
+class ChunkStream(Protocol):
+    """A first build of one signal, fed the chunks while the files are still being chunked.
+
+    ``add`` takes each batch of chunks as the store gives them ids, in id order; ``finish``
+    completes the build; ``abort`` stops it after a failure or an interrupt (the indexer then
+    removes the signal's folder, and the generation with it).
+    """
+
+    def add(self, chunks: Sequence[Chunk], analyses: Sequence[Any]) -> None:
+        """``analyses[i]`` is what the plugin's ``analyze`` gave for ``chunks[i]``, None when
+        it gave nothing (the stream then analyses that chunk itself)."""
+        ...
+
+    def finish(self) -> BuildReport: ...
+
+    def abort(self) -> None: ...
+
+
+@runtime_checkable
+class StreamingBuilder(Protocol):
+    """A builder that can also build from empty as the chunks arrive (``ChunkStream``), so
+    that its work overlaps the chunking instead of following it. The indexer streams only
+    a build from empty (a first index, or ``--full``); every update still goes through
+    ``build``, and the result must be the same either way."""
+
+    def start_stream(self, directory: Path, progress: ProgressFn) -> ChunkStream:
+        """``directory`` is the signal's folder in the new generation (created, empty)."""
+        ...
+
+
 @runtime_checkable
 class ConfiguredBuilder(Protocol):
     """A builder whose output depends on choices the user can change (e.g. the embedding

@@ -21,13 +21,14 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from engine.signal import BuildJob, BuildReport
+from engine.signal import BuildJob, BuildReport, ProgressFn
 from engine.types import LEXICAL, Chunk
-from signals.lexical.schema import ID, SCHEMA_VERSION, build_schema, to_document
+from signals.lexical.schema import ID, SCHEMA_VERSION, DocumentText, build_schema, to_document
 
 WRITER_HEAP_BYTES = 128_000_000
 COMMIT_EVERY = 20_000
@@ -101,6 +102,44 @@ def _link_copy(source: Path, target: Path) -> None:
                 shutil.copy2(entry, target / entry.name)
 
 
+class LexicalStream:
+    """A new index in ``directory`` taking chunks as they come (the ``ChunkStream`` that
+    ``LexicalBuilder.start_stream`` opens, and how ``build`` makes an index from empty).
+
+    Documents go to Tantivy's indexing thread as they are added, so that indexing overlaps
+    whatever produces the chunks. ``abort`` rolls back what was not committed; the caller
+    removes the folder.
+    """
+
+    def __init__(self, directory: Path, progress: ProgressFn, total: int = 0) -> None:
+        import tantivy
+
+        self._directory = directory
+        self._progress = progress
+        self._total = total  # 0: unknown
+        self._index = tantivy.Index(build_schema(), path=str(directory))
+        self._writer = self._index.writer(heap_size=WRITER_HEAP_BYTES, num_threads=1)
+        self._added = 0
+
+    def add(self, chunks: Sequence[Chunk], analyses: Sequence[DocumentText | None]) -> None:
+        writer = self._writer
+        for chunk, text in zip(chunks, analyses, strict=True):
+            writer.add_document(to_document(chunk, text))
+            self._added += 1
+            if self._total and self._added % 2000 == 0:
+                self._progress("lexical", self._added, self._total)
+            if self._added % COMMIT_EVERY == 0:
+                writer.commit()
+
+    def finish(self, *, rebuilt: bool = False) -> BuildReport:
+        return _finish(
+            self._index, self._writer, self._directory, self._added, self._progress, rebuilt
+        )
+
+    def abort(self) -> None:
+        self._writer.rollback()
+
+
 class LexicalBuilder:
     name = LEXICAL
     slow = False
@@ -125,41 +164,52 @@ class LexicalBuilder:
             deleted=deleted + removed, documents=live - removed + len(job.added)
         )
 
+    def start_stream(self, directory: Path, progress: ProgressFn) -> LexicalStream:
+        return LexicalStream(directory, progress)
+
     def build(self, job: BuildJob) -> BuildReport:
+        if not self._in_place(job):
+            chunks = list(job.source.iter_chunks())
+            stream = LexicalStream(job.directory, job.progress, len(chunks))
+            try:
+                stream.add(chunks, [job.analyses.get(c.id) for c in chunks])
+            except BaseException:
+                stream.abort()
+                raise
+            return stream.finish(rebuilt=job.previous_dir is not None)
+
         import tantivy
 
-        in_place = self._in_place(job)
-        added: list[Chunk]
-        if in_place:
-            assert job.previous_dir is not None
-            _link_copy(job.previous_dir, job.directory)
-            index = tantivy.Index.open(str(job.directory))
-            added = list(job.added)
-            removed = list(job.removed_ids)
-        else:
-            index = tantivy.Index(build_schema(), path=str(job.directory))
-            added = list(job.source.iter_chunks())
-            removed = []
+        assert job.previous_dir is not None
+        _link_copy(job.previous_dir, job.directory)
+        index = tantivy.Index.open(str(job.directory))
         writer = index.writer(heap_size=WRITER_HEAP_BYTES, num_threads=1)
-        for chunk_id in removed:
+        for chunk_id in job.removed_ids:
             writer.delete_documents_by_term(ID, str(chunk_id))
-        total = len(added)
-        for done, chunk in enumerate(added, 1):
+        total = len(job.added)
+        for done, chunk in enumerate(job.added, 1):
             writer.add_document(to_document(chunk, job.analyses.get(chunk.id)))
             if done % 2000 == 0:
                 job.progress("lexical", done, total)
             if done % COMMIT_EVERY == 0:
                 writer.commit()
-        writer.commit()
-        writer.wait_merging_threads()  # a merge may have dropped deleted documents
-        index.reload()
-        docs = index.searcher().num_docs
-        job.progress("lexical", total, total)
-        counts = document_counts(job.directory)
-        deleted = counts[1] if counts is not None else None
-        meta: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "documents": docs}
-        if deleted is not None:
-            meta["deleted_documents"] = deleted
-        rebuilt = " (rebuilt)" if job.previous_dir is not None and not in_place else ""
-        carried = f", {deleted} deleted still counted" if deleted else ""
-        return BuildReport(ready=True, meta=meta, message=f"{docs} documents{rebuilt}{carried}")
+        return _finish(index, writer, job.directory, total, job.progress, rebuilt=False)
+
+
+def _finish(
+    index: Any, writer: Any, directory: Path, added: int, progress: ProgressFn, rebuilt: bool
+) -> BuildReport:
+    """Commit the ``added`` documents, wait for merges, report what ``directory`` holds."""
+    writer.commit()
+    writer.wait_merging_threads()  # a merge may have dropped deleted documents
+    index.reload()
+    docs = index.searcher().num_docs
+    progress("lexical", added, added)
+    counts = document_counts(directory)
+    deleted = counts[1] if counts is not None else None
+    meta: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "documents": docs}
+    if deleted is not None:
+        meta["deleted_documents"] = deleted
+    carried = f", {deleted} deleted still counted" if deleted else ""
+    suffix = " (rebuilt)" if rebuilt else ""
+    return BuildReport(ready=True, meta=meta, message=f"{docs} documents{suffix}{carried}")

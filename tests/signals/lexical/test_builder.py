@@ -11,8 +11,10 @@ from typing import Any
 
 import pytest
 
+from engine.signal import no_progress
 from engine.types import Chunk, Query
-from signals.lexical.builder import RebuildPolicy, document_counts
+from signals.lexical.builder import LexicalBuilder, RebuildPolicy, document_counts
+from signals.lexical.schema import SCHEMA_VERSION, document_text
 from signals.lexical.search import LexicalSignal
 from tests.fakes import make_chunk
 from tests.signals.lexical.test_lexical import build
@@ -187,3 +189,33 @@ def test_adding_alone_stays_in_place_and_equals_a_clean_build(tmp_path: Path) ->
     shared = [p for p in repo.directory.iterdir() if old_files.get(p.name) == p.stat().st_ino]
     assert shared, "an in-place update links the previous generation's segments"
     assert repo.matches_clean_build(tmp_path)
+
+
+def test_a_streamed_index_scores_exactly_like_a_built_one(tmp_path: Path) -> None:
+    chunks = [corpus_chunk(i, i) for i in range(1, 41)]
+    build(tmp_path / "built", chunks)
+    streamed = tmp_path / "streamed"
+    streamed.mkdir()
+    stream = LexicalBuilder().start_stream(streamed, no_progress)
+    # Batches as the indexer feeds them; a missing analysis is made by the stream itself.
+    stream.add(chunks[:15], [None] * 15)
+    stream.add(chunks[15:], [document_text(c) for c in chunks[15:]])
+    report = stream.finish()
+    assert report.ready
+    assert report.meta == {
+        "schema_version": SCHEMA_VERSION,
+        "documents": 40,
+        "deleted_documents": 0,
+    }
+    assert scores(streamed, chunks) == scores(tmp_path / "built", chunks)
+
+
+def test_an_aborted_stream_commits_nothing(tmp_path: Path) -> None:
+    import tantivy
+
+    stream = LexicalBuilder().start_stream(tmp_path, no_progress)
+    stream.add([corpus_chunk(1, 1)], [None])
+    stream.abort()
+    index = tantivy.Index.open(str(tmp_path))
+    index.reload()
+    assert index.searcher().num_docs == 0
