@@ -61,6 +61,27 @@ def index_terms(text: str) -> tuple[list[str], list[str]]:
     return whole.split(), parts.split()
 
 
+class _PartsText(dict[str, str]):
+    """identifier -> ``identifier_parts`` joined by spaces, plus a trailing space; "" for an
+    identifier without parts (``_``).
+
+    A plain dict read by ``dict.__getitem__`` from ``map``: no Python call per identifier
+    found again, and about half the cost of an ``lru_cache`` lookup, which also reorders
+    its list on every hit. Emptied when full rather than evicting one entry at a time.
+    """
+
+    def __missing__(self, identifier: str) -> str:
+        if len(self) >= _PARTS_TEXT_ENTRIES:
+            self.clear()
+        parts = _PART.findall(identifier)
+        text = self[identifier] = " ".join(parts).lower() + " " if parts else ""
+        return text
+
+
+_PARTS_TEXT_ENTRIES = 65_536
+_PARTS_TEXT = _PartsText()
+
+
 def index_text(text: str) -> tuple[str, str]:
     """``index_terms`` joined by spaces: one regex pass for the identifiers, parts per
     identifier from a cache.
@@ -70,13 +91,9 @@ def index_text(text: str) -> tuple[str, str]:
     up costs about half of a second regex pass over the text, on the indexing hot path.
     """
     found = _IDENT.findall(text)
-    return " ".join(found).lower(), " ".join(filter(None, map(_parts_text, found)))
-
-
-@lru_cache(maxsize=65_536)
-def _parts_text(identifier: str) -> str:
-    """``identifier_parts`` joined by spaces; "" for an identifier without parts (``_``)."""
-    return " ".join(_PART.findall(identifier)).lower()
+    # Each cached entry ends with a space (or is "" for an identifier without parts), so one
+    # join without a separator gives the parts text plus one trailing space.
+    return " ".join(found).lower(), "".join(map(_PARTS_TEXT.__getitem__, found))[:-1]
 
 
 def looks_like_identifier(token: str) -> bool:
