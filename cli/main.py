@@ -7,6 +7,7 @@ when a command needs them, never when the CLI starts.
 from __future__ import annotations
 
 import gc
+import os
 import shutil
 import sys
 from collections.abc import Callable, Iterator
@@ -52,19 +53,29 @@ def errors_reported(ctx: Context) -> Iterator[None]:
 
 
 @contextmanager
-def collector_paused() -> Iterator[None]:
-    """No cyclic garbage collection while a command that answers once runs.
+def one_shot() -> Iterator[None]:
+    """Process settings for a command that answers once and exits, undone afterwards
+    (tests run commands in one process).
 
-    Importing numpy, onnxruntime and faiss creates enough objects to set off full
-    collections that find nothing to free: a cold `engine query` spent ~10% of its CPU in
-    them (0.83 -> 0.74 CPU-s, median of 8 interleaved runs). A query makes little cyclic
-    garbage; the collector is back on afterwards (tests run commands in one process).
+    No cyclic garbage collection: importing numpy, onnxruntime and faiss creates enough
+    objects to set off full collections that find nothing to free; a cold `engine query`
+    spent ~10% of its CPU in them (0.83 -> 0.74 CPU-s, median of 8 interleaved runs).
+
+    One OpenBLAS thread, unless the user chose otherwise: numpy starts a pool per core when
+    it is imported, whose threads spin for nothing here (a query's BLAS work is a few small
+    vector products); ~0.12 CPU-s per cold query, which a loaded machine pays in wall time.
     """
     enabled = gc.isenabled()
     gc.disable()
+    blas_default = "OPENBLAS_NUM_THREADS" not in os.environ and "numpy" not in sys.modules
+    if blas_default:
+        os.environ["OPENBLAS_NUM_THREADS"] = "1"
     try:
         yield
     finally:
+        if blas_default:
+            # Children (a SCIP indexer, a reindex) get the user's environment back.
+            os.environ.pop("OPENBLAS_NUM_THREADS", None)
         if enabled:
             gc.enable()
 
@@ -376,7 +387,7 @@ def query(
     Usage: engine query SLUG TEXT, engine query repo1,repo2 TEXT, engine query --all TEXT.
     """
     ctx = Context(as_json)
-    with collector_paused(), errors_reported(ctx):
+    with one_shot(), errors_reported(ctx):
         from engine.federation import search_all
         from engine.ranking import RankingOptions
         from engine.reader import open_index

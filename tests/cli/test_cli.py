@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -9,7 +10,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from cli.main import collector_paused, main
+from cli.main import main, one_shot
 
 
 @pytest.fixture
@@ -226,7 +227,27 @@ def test_a_query_runs_without_the_cyclic_collector_and_restores_it(
     assert run("query", "toy-repo", "greet", "--json")[0] == 0
     assert run("query", "no-such-repo", "greet", "--json")[0] == 1  # failed: restored too
     assert seen == [False, False] and gc.isenabled()
-    with collector_paused():
+    with one_shot():
         assert not gc.isenabled()
-        gc.disable()
     assert gc.isenabled()
+
+
+def test_a_one_shot_process_starts_numpy_with_one_blas_thread(tmp_path: Path) -> None:
+    code = (
+        "import os, sys\n"
+        "from cli.main import one_shot\n"
+        "with one_shot():\n"
+        "    inside = os.environ.get('OPENBLAS_NUM_THREADS')\n"
+        "    import numpy\n"
+        "print(inside, os.environ.get('OPENBLAS_NUM_THREADS'))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    )
+    assert done.stdout.split() == ["1", "None"]  # set while numpy loads, then given back
+    env["OPENBLAS_NUM_THREADS"] = "2"
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    )
+    assert done.stdout.split() == ["2", "2"]  # the user's choice stands
