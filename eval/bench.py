@@ -96,6 +96,11 @@ def _bench(args: argparse.Namespace, registry: dict[str, SignalPlugin], home_dir
         f"load average {load_before[0]:.2f} before, {os.getloadavg()[0]:.2f} after"
     )
     for stage, seconds in report.stage_seconds.items():
+        if stage == "lexical":
+            # A first build streams chunks into Tantivy during read+chunk; this stage only
+            # finishes the stream, so a rate over it would mean nothing.
+            print(f"  {stage:<12} {seconds:7.2f} s  (finishing what read+chunk streamed)")
+            continue
         unit = files if stage in ("walk", "read+chunk") else chunks
         what = "files" if stage in ("walk", "read+chunk") else "chunks"
         print(f"  {stage:<12} {seconds:7.2f} s  {unit / max(seconds, 1e-9):9.0f} {what}/s")
