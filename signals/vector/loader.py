@@ -70,9 +70,13 @@ def load_indexing_model(options: IndexOptions, embed: EmbedSettings) -> LoadedMo
     embedder = OnnxEmbedder(
         ensure_export(identity, options.home, embed.precision),
         threads=2,
-        # Measured: at 256 pieces batches of 16 are a little faster (STACK.md: 43.6 vs 41.0
-        # chunks/s); at 128, batches of 32 (5.7 vs 6.2 CPU-s for 160 stdlib windows).
-        batch_size=32 if embed.document_tokens <= 128 else 16,
+        # Small batches keep the fused attention's working set in cache. Measured on 256 real
+        # chunks of the evaluation trees, 2 threads, 4 interleaved pairs: fp32 at 256 pieces
+        # 31.5-35.1 chunks/s with batches of 4 against 25.6-32.8 with 16 (faster in every
+        # pair); int8 at 128 pieces 64.9-81.7 with 4 against 55.5-75.6 with 32. fp32 vectors
+        # do not depend on the batch (1.5e-8); int8 ones do a little (activations are
+        # quantised per batch), and less so in small batches.
+        batch_size=4,
         document_tokens=embed.document_tokens,
     )
     meta = model_meta(
