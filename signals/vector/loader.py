@@ -28,6 +28,14 @@ from signals.vector.model import (
 ONNX = "onnx"
 HASHING = "hashing"  # the test fake: reconstructible from meta alone
 
+# Texts per encoder run when indexing. Small batches keep the fused attention's working set
+# in cache. Measured on 256 real chunks of the evaluation trees, 2 threads, 4 interleaved
+# pairs: fp32 at 256 pieces 31.5-35.1 chunks/s with batches of 4 against 25.6-32.8 with 16
+# (faster in every pair); int8 at 128 pieces 64.9-81.7 with 4 against 55.5-75.6 with 32;
+# 2 and 1 are slower again. fp32 vectors do not depend on the batch (1.5e-8); int8 ones do
+# a little (activations are quantised per batch), and less so in small batches.
+DOCUMENT_BATCH = 4
+
 
 @dataclass(frozen=True, slots=True)
 class LoadedModel:
@@ -70,13 +78,7 @@ def load_indexing_model(options: IndexOptions, embed: EmbedSettings) -> LoadedMo
     embedder = OnnxEmbedder(
         ensure_export(identity, options.home, embed.precision),
         threads=2,
-        # Small batches keep the fused attention's working set in cache. Measured on 256 real
-        # chunks of the evaluation trees, 2 threads, 4 interleaved pairs: fp32 at 256 pieces
-        # 31.5-35.1 chunks/s with batches of 4 against 25.6-32.8 with 16 (faster in every
-        # pair); int8 at 128 pieces 64.9-81.7 with 4 against 55.5-75.6 with 32. fp32 vectors
-        # do not depend on the batch (1.5e-8); int8 ones do a little (activations are
-        # quantised per batch), and less so in small batches.
-        batch_size=4,
+        batch_size=DOCUMENT_BATCH,
         document_tokens=embed.document_tokens,
     )
     meta = model_meta(
