@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -104,13 +105,18 @@ def open_vector_signal(
             "the vector index was written by another version of engine; run `engine index` again"
         )
     model = meta["model"]
-    embedder = load_query_embedder(model, options.home, threads=threads)
-    try:
-        store = VectorStore.load(directory)
-    except (OSError, RuntimeError, ValueError) as err:
-        raise SignalUnavailable(
-            f"the vector index in {directory} is unreadable ({err}); run `engine index` again"
-        ) from err
+    # The model session opens on another thread while this one imports FAISS and reads the
+    # index: onnxruntime builds the session without holding the GIL, and a cold query
+    # process spends most of its time in exactly these two steps.
+    with ThreadPoolExecutor(1, thread_name_prefix="model") as pool:
+        loading = pool.submit(load_query_embedder, model, options.home, threads=threads)
+        try:
+            store = VectorStore.load(directory)
+        except (OSError, RuntimeError, ValueError) as err:
+            raise SignalUnavailable(
+                f"the vector index in {directory} is unreadable ({err}); run `engine index` again"
+            ) from err
+        embedder = loading.result()
     if store.dim != embedder.dim:
         raise SignalUnavailable(
             f"the vector index holds {store.dim}-dimensional vectors but its model gives "
