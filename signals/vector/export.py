@@ -24,9 +24,12 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 import shutil
 import tempfile
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -209,6 +212,20 @@ def save_with_external_weights(graph: Any, target: Path) -> None:
     (target.parent / WEIGHTS_FILE).chmod(0o644)
 
 
+@contextmanager
+def errors_logged_only() -> Iterator[None]:
+    """Silence onnxruntime's graph tools below ERROR while they run: they log a warning for
+    every output of a fused (contrib) op that shape inference cannot type, which is not news
+    (those outputs are float)."""
+    root = logging.getLogger()
+    level = root.level
+    root.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        root.setLevel(level)
+
+
 # model_type (transformers config) -> onnxruntime.transformers optimizer type, for the
 # architectures whose fused graph has been checked against sentence-transformers here.
 _FUSABLE = {"bert": "bert"}
@@ -221,26 +238,19 @@ def _fused_transformer_graph(raw: Path, model: Any) -> Any | None:
     model_type = _FUSABLE.get(str(getattr(config, "model_type", "")))
     if config is None or model_type is None:
         return None
-    import logging
-
     from onnxruntime.transformers.optimizer import optimize_model
 
-    # It logs shape-inference warnings about contrib ops it cannot type: not news.
-    quiet = logging.getLogger()
-    level = quiet.level
-    quiet.setLevel(logging.ERROR)
     try:
-        optimized = optimize_model(
-            str(raw),
-            model_type=model_type,
-            num_heads=int(config.num_attention_heads),
-            hidden_size=int(config.hidden_size),
-            opt_level=0,  # the fusions only; onnxruntime's own run when a session opens
-        )
+        with errors_logged_only():
+            optimized = optimize_model(
+                str(raw),
+                model_type=model_type,
+                num_heads=int(config.num_attention_heads),
+                hidden_size=int(config.hidden_size),
+                opt_level=0,  # the fusions only; onnxruntime's own run when a session opens
+            )
     except Exception:  # any failure means "run the unfused graph"
         return None
-    finally:
-        quiet.setLevel(level)
     fused = optimized.get_fused_operator_statistics().get("Attention", 0)
     if fused != int(config.num_hidden_layers):
         return None

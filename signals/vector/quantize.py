@@ -20,6 +20,7 @@ from pathlib import Path
 
 from engine.errors import SignalUnavailable
 from signals.vector.export import (
+    errors_logged_only,
     max_cosine_diff,
     publish,
     save_with_external_weights,
@@ -94,18 +95,11 @@ def quantize_export(full: Path, target: Path, check_texts: tuple[str, ...]) -> E
 def _quantize_graph(source: Path, target: Path) -> None:
     """Quantise the MatMul and fused Attention weights; the embedding table stays float
     (quantising it too cost more CPU per chunk here, 56.9 against 50.4 ms, for no gain)."""
-    import logging
-
     import onnx
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    # The pre-optimised graph holds fused contrib ops whose outputs shape inference cannot
-    # type; they are float. The quantiser logs a warning per such tensor: not news.
-    quiet = logging.getLogger()
-    level = quiet.level
-    quiet.setLevel(logging.ERROR)
-    try:
-        whole = target.with_name(target.name + ".whole")
+    whole = target.with_name(target.name + ".whole")
+    with errors_logged_only():
         quantize_dynamic(
             str(source),
             str(whole),
@@ -115,7 +109,5 @@ def _quantize_graph(source: Path, target: Path) -> None:
             weight_type=QuantType.QInt8,
             extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},
         )
-    finally:
-        quiet.setLevel(level)
     save_with_external_weights(onnx.load(str(whole)), target)
     whole.unlink()
