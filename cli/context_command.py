@@ -197,9 +197,8 @@ def context_command(
         if as_json and as_markdown:
             raise UsageError("choose one of --json and --markdown")
         home = Home(engine_home())
-        opened = open_index(
-            home, validate_slug(slug), registry.plugins(), OpenOptions(home=home.root)
-        )
+        options = OpenOptions(home=home.root, one_shot=True)
+        opened = open_index(home, validate_slug(slug), registry.plugins(), options)
         try:
             data = context_for(opened, text, budget_tokens, expansion_share, include_tests, limit)
         finally:

@@ -401,7 +401,7 @@ def query(
             max_per_file=max_per_file,
         )
         filters = _filters(lang, path_glob, kind)
-        options = OpenOptions(home=ctx.home.root)
+        options = OpenOptions(home=ctx.home.root, one_shot=True)
         opened = [open_index(ctx.home, s, _plugins(), options, only=names) for s in slugs]
         try:
             searches = [

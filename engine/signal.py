@@ -162,6 +162,9 @@ class OpenOptions:
 
     home: Path
     model: str | None = None  # the configured model; a mismatch with the index is a warning
+    # The process answers one query and exits (`engine query`): signals skip set-up that
+    # only pays off over many queries. Servers and evaluation runs keep the default.
+    one_shot: bool = False
 
 
 class SignalOpener(Protocol):

@@ -93,8 +93,12 @@ def load_indexing_model(options: IndexOptions, embed: EmbedSettings) -> LoadedMo
     return LoadedModel(embedder, meta)
 
 
-def load_query_embedder(meta: Mapping[str, Any], home: Path, *, threads: int = 1) -> Embedder:
-    """The embedder of the model an index was built with; SignalUnavailable if it is gone."""
+def load_query_embedder(
+    meta: Mapping[str, Any], home: Path, *, threads: int = 1, prepack: bool = True
+) -> Embedder:
+    """The embedder of the model an index was built with; SignalUnavailable if it is gone.
+
+    ``prepack=False`` suits a process that embeds one query (OnnxEmbedder explains)."""
     backend = meta.get("backend")
     if backend == HASHING:
         return HashingEmbedder(int(meta["dim"]), model_id=str(meta["model_id"]))
@@ -111,24 +115,25 @@ def load_query_embedder(meta: Mapping[str, Any], home: Path, *, threads: int = 1
         _reexport(meta, home, directory)
     # One thread and no spinning: a query embeds ~10 word pieces, and the other signals run
     # on the second core at the same time.
-    return _shared_embedder(directory, threads)
+    return _shared_embedder(directory, threads, prepack)
 
 
-_EMBEDDERS: dict[tuple[Path, int], Embedder] = {}
+_EMBEDDERS: dict[tuple[Path, int, bool], Embedder] = {}
 _EMBEDDERS_LOCK = threading.Lock()
 
 
-def _shared_embedder(directory: Path, threads: int) -> Embedder:
+def _shared_embedder(directory: Path, threads: int, prepack: bool) -> Embedder:
     """One ONNX session per model and process: a long-running server opens a new index
     generation after every reindex, and each session costs about 1 s and 150-200 MB.
     onnxruntime sessions may be run from several threads at once."""
     from signals.vector.onnx_embedder import OnnxEmbedder
 
-    key = (directory, threads)
+    key = (directory, threads, prepack)
     with _EMBEDDERS_LOCK:
         embedder = _EMBEDDERS.get(key)
         if embedder is None:
-            embedder = _EMBEDDERS[key] = OnnxEmbedder(directory, threads=threads)
+            embedder = OnnxEmbedder(directory, threads=threads, prepack=prepack)
+            _EMBEDDERS[key] = embedder
         return embedder
 
 

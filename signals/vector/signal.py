@@ -109,7 +109,9 @@ def open_vector_signal(
     # index: onnxruntime builds the session without holding the GIL, and a cold query
     # process spends most of its time in exactly these two steps.
     with ThreadPoolExecutor(1, thread_name_prefix="model") as pool:
-        loading = pool.submit(load_query_embedder, model, options.home, threads=threads)
+        loading = pool.submit(
+            load_query_embedder, model, options.home, threads=threads, prepack=not options.one_shot
+        )
         try:
             store = VectorStore.load(directory)
         except (OSError, RuntimeError, ValueError) as err:

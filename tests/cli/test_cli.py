@@ -232,6 +232,26 @@ def test_a_query_runs_without_the_cyclic_collector_and_restores_it(
     assert gc.isenabled()
 
 
+def test_one_query_commands_tell_the_signals_they_answer_once(
+    env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from engine import reader
+
+    seen: list[bool] = []
+    open_index = reader.open_index
+
+    def spy(home: Any, slug: str, plugins: Any, options: Any, **kwargs: Any) -> Any:
+        seen.append(options.one_shot)
+        return open_index(home, slug, plugins, options, **kwargs)
+
+    monkeypatch.setattr(reader, "open_index", spy)
+    assert run("index", str(env))[0] == 0
+    assert run("query", "toy-repo", "greet", "--json")[0] == 0
+    assert run("context", "toy-repo", "greet", "--budget", "500", "--json")[0] == 0
+    # Servers and evaluation runs answer many queries: they keep the default.
+    assert seen == [True, True]
+
+
 def test_a_one_shot_process_starts_numpy_with_one_blas_thread(tmp_path: Path) -> None:
     code = (
         "import os, sys\n"

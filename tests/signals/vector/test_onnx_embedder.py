@@ -189,6 +189,16 @@ def test_document_tokens_cut_documents_but_never_queries(export: Path) -> None:
     np.testing.assert_allclose(short.embed_documents(TEXTS), full.embed_documents(TEXTS), atol=1e-6)
 
 
+def test_a_session_without_prepacked_weights_embeds_the_same(export: Path) -> None:
+    unpacked = OnnxEmbedder(export, prepack=False)
+    packed = OnnxEmbedder(export)
+    for text in TEXTS:
+        np.testing.assert_allclose(unpacked.embed_query(text), packed.embed_query(text), atol=1e-6)
+    np.testing.assert_allclose(
+        unpacked.embed_documents(TEXTS), packed.embed_documents(TEXTS), atol=1e-6
+    )
+
+
 def test_an_int8_index_queries_with_its_own_model_and_names_its_settings(
     export: Path, home: Path, tmp_path: Path
 ) -> None:
