@@ -160,10 +160,11 @@ def _print_report(report: Any, as_json: bool) -> None:
 )
 @click.option(
     "--embed-precision",
-    type=click.Choice(["fp32", "int8"]),
-    help="Embed with the model's own weights or an int8 copy (faster; see eval/RESULTS.md). "
-    "Default: what the index used, else the measured default; an existing index is "
-    "re-embedded (the cache keeps what it can).",
+    type=click.Choice(["fp32", "mixed", "int8"]),
+    help="fp32: the model's own weights; mixed: int8 weights where each layer's feed-forward "
+    "block widens (faster, same ranking quality); int8: int8 weights throughout (faster "
+    "still, lower quality; see eval/RESULTS.md). Default: what the index used, else mixed; "
+    "an existing index is re-embedded (the cache keeps what it can).",
 )
 @click.option(
     "--document-tokens",

@@ -235,7 +235,9 @@ def main(argv: list[str] | None = None) -> None:
         help="work folder to keep (and reuse on the next run: embedding 10k chunks takes minutes)",
     )
     parser.add_argument(
-        "--embed-precision", choices=["fp32", "int8"], help="as engine index (default: its own)"
+        "--embed-precision",
+        choices=["fp32", "mixed", "int8"],
+        help="as engine index (default: its own)",
     )
     parser.add_argument("--document-tokens", type=int, help="as engine index")
     args = parser.parse_args(argv)

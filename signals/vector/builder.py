@@ -30,7 +30,7 @@ from signals.vector.meta import settings as index_settings
 DEFAULT_MAX_PARTS = 1
 DEFAULT_INCLUDE_PATH = True
 DEFAULT_BATCH_SIZE = 64  # texts per embed call and per cache commit
-DEFAULT_EMBED = EmbedSettings(precision="fp32", document_tokens=256)
+DEFAULT_EMBED = EmbedSettings(precision="mixed", document_tokens=256)
 
 ModelLoader = Callable[[IndexOptions, EmbedSettings], LoadedModel]
 

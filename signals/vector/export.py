@@ -42,6 +42,7 @@ from signals.vector.onnx_embedder import (
     FP32,
     INT8,
     MANIFEST_FILE,
+    MIXED,
     ONNX_FILE,
     TOKENIZER_FILE,
     WEIGHTS_FILE,
@@ -83,11 +84,13 @@ def ensure_export(identity: ModelIdentity, home: Path, precision: str = FP32) ->
         export_onnx(identity, target)
     if precision == FP32:
         return target
-    if precision == INT8:
+    if precision in (MIXED, INT8):
         from signals.vector.quantize import ensure_quantized
 
-        return ensure_quantized(target, CHECK_TEXTS)
-    raise SignalUnavailable(f"unknown embedding precision {precision!r}; use fp32 or int8")
+        return ensure_quantized(target, precision, CHECK_TEXTS)
+    raise SignalUnavailable(
+        f"unknown embedding precision {precision!r}; use {FP32}, {MIXED} or {INT8}"
+    )
 
 
 def export_onnx(identity: ModelIdentity, target: Path) -> ExportManifest:

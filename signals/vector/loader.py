@@ -148,10 +148,11 @@ def _reexport(meta: Mapping[str, Any], home: Path, directory: Path) -> None:
         if identity.key == base_key(meta):
             if ensure_export(identity, home, str(meta.get("precision", "fp32"))) == directory:
                 return
-            # An int8 copy of an older export format: today's copy gives other vectors.
+            # A quantised copy of an older export format: today's gives other vectors.
             raise SignalUnavailable(
-                f"the vector index was built with an int8 copy of {name} in an older format "
-                f"whose export {directory} is missing; run `engine index` again to re-embed"
+                f"the vector index was built with a {meta.get('precision')} copy of {name} "
+                f"in an older format whose export {directory} is missing; run `engine index` "
+                "again to re-embed"
             )
     raise SignalUnavailable(
         f"the vector index was built with model {name}, which is no longer available: "
@@ -165,7 +166,8 @@ def base_key(meta: Mapping[str, Any]) -> str:
     """The identity key of the model an index used, whatever precision it ran at."""
     model_id = str(meta.get("model_id", ""))
     if meta.get("precision", "fp32") != "fp32":
-        # "<key>-int8" (format 2) or "<key>-int8-f3": the key is two hex parts.
+        # "<key>-int8" (format 2), "<key>-int8-f3" or "<key>-mixed-f3": the key is two hex
+        # parts.
         return model_id.split(f"-{meta['precision']}", 1)[0]
     return model_id
 

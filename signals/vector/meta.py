@@ -14,7 +14,7 @@ from signals.vector.documents import DOC_FORMAT
 VECTOR_FORMAT = 1  # files of this signal's folder; bump to force every index to rebuild
 
 
-PRECISIONS: Final = ("fp32", "int8")
+PRECISIONS: Final = ("fp32", "mixed", "int8")
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,6 +28,7 @@ EXPORT_FORMAT = 3
 READABLE_FORMATS = frozenset({2, EXPORT_FORMAT})
 FP32 = "fp32"
 INT8 = "int8"  # weights quantised per channel to 7 bits, activations dynamically to 8
+MIXED = "mixed"  # int8 only in the projections that read a layer norm (quantize.py)
 MANIFEST_FILE = "export.json"
 ONNX_FILE = "model.onnx"
 WEIGHTS_FILE = "model.onnx.data"  # format 3: the graph's tensors, stored outside it

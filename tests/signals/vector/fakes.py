@@ -60,9 +60,16 @@ def make_chunk(
 
 def fake_loader(embedder: HashingEmbedder) -> ModelLoader:
     def load(options: IndexOptions, embed: EmbedSettings) -> LoadedModel:
-        del options, embed
+        # Records the settings it was asked for, as the real loader does.
+        del options
         meta = model_meta(
-            None, backend=HASHING, model_id=embedder.model_id, dim=embedder.dim, max_seq_length=0
+            None,
+            backend=HASHING,
+            model_id=embedder.model_id,
+            dim=embedder.dim,
+            max_seq_length=0,
+            precision=embed.precision,
+            document_tokens=embed.document_tokens,
         )
         return LoadedModel(embedder, meta)
 

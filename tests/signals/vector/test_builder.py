@@ -314,8 +314,9 @@ def test_documents_cut_shorter_than_the_model_limit_get_their_own_cache(
         )
         # Nothing from the full-length run may be reused for the cut documents.
         assert "3 texts embedded, 0 reused" in report.message, report.message
-    assert cache_path(home, "hash-fp32").exists()
-    assert cache_path(home, "hash-fp32/t128").exists()
+    default = f"hash-{DEFAULT_EMBED.precision}"
+    assert cache_path(home, default).exists()
+    assert cache_path(home, f"{default}/t128").exists()
 
 
 def test_a_reindex_keeps_the_model_folder_the_index_was_built_with(

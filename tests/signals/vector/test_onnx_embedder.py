@@ -31,6 +31,7 @@ from signals.vector.model import identify, resolve_model
 from signals.vector.onnx_embedder import (
     EXPORT_FORMAT,
     INT8,
+    MIXED,
     WEIGHTS_FILE,
     OnnxEmbedder,
     is_current,
@@ -145,6 +146,29 @@ def test_int8_copy_is_verified_smaller_and_close_to_full_precision(
     int8, full = OnnxEmbedder(quantized), OnnxEmbedder(export)
     assert 0 < max_cosine_diff(int8, full, TEXTS) <= MAX_INT8_COSINE_DIFF
     scores = int8.embed_documents(TEXTS) @ int8.embed_query("parse HTTP request body")
+    assert int(np.argmax(scores)) == 0
+
+
+def test_mixed_copy_quantises_only_the_projections_after_a_layer_norm(
+    export: Path, home: Path
+) -> None:
+    identity = identify(resolve_model(None), home)
+    mixed_dir = ensure_export(identity, home, MIXED)
+    manifest = read_manifest(mixed_dir)
+    assert manifest is not None
+    assert manifest.precision == MIXED
+    assert manifest.model_id == f"{export.name}-mixed-f{EXPORT_FORMAT}"
+    ops = Counter(node.op_type for node in onnx_graph(mixed_dir).node)
+    # Per layer, the attention and the widening MatMul are quantised; the attention's
+    # output projection and the narrowing MatMul stay float.
+    assert ops["QAttention"] == 6 and ops["Attention"] == 0
+    assert ops["MatMul"] == 12
+    full_size, int8_size = export_size(export), export_size(ensure_export(identity, home, INT8))
+    assert int8_size < export_size(mixed_dir) < full_size
+    mixed, full = OnnxEmbedder(mixed_dir), OnnxEmbedder(export)
+    int8 = OnnxEmbedder(ensure_export(identity, home, INT8))
+    assert 0 < max_cosine_diff(mixed, full, TEXTS) < max_cosine_diff(int8, full, TEXTS)
+    scores = mixed.embed_documents(TEXTS) @ mixed.embed_query("parse HTTP request body")
     assert int(np.argmax(scores)) == 0
 
 
