@@ -38,7 +38,7 @@ from signals.vector.export import ensure_export
 from signals.vector.faiss_index import VectorStore, faiss_ids
 from signals.vector.loader import DOCUMENT_BATCH
 from signals.vector.model import identify, resolve_model
-from signals.vector.onnx_embedder import FP32, INT8, OnnxEmbedder
+from signals.vector.onnx_embedder import FP32, INT8, MIXED, OnnxEmbedder
 
 QUERIES = [
     "parse HTTP request body",
@@ -111,7 +111,7 @@ def cmd_embed(args: argparse.Namespace) -> None:
         f" {sum(t >= 256 for t in tokens)}"
     )
     rate, sorted_vectors = _throughput(onnx.embed_documents, texts)
-    print(f"onnx  sorted   bs{DOCUMENT_BATCH:<2} threads2: {rate:6.1f} chunks/s  <- indexing")
+    print(f"onnx  fp32 sorted bs{DOCUMENT_BATCH:<2} threads2: {rate:6.1f} chunks/s")
 
     def unsorted(batch: list[str]) -> FloatMatrix:
         # Batches in corpus order: each pads to its longest text.
@@ -128,7 +128,7 @@ def cmd_embed(args: argparse.Namespace) -> None:
         print(f"onnx  sorted   bs{batch_size:<2} threads2: {rate:6.1f} chunks/s")
     # The faster paths (signals/vector/quantize.py, document_tokens): speed, and how far
     # their vectors are from the reference; eval/RESULTS.md has what that does to retrieval.
-    for precision in (FP32, INT8):
+    for precision in (FP32, MIXED, INT8):
         for pieces in (256, 128):
             variant = OnnxEmbedder(
                 bundled_export(args.home, precision),
