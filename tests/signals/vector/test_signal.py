@@ -164,7 +164,9 @@ def test_signal_type_is_the_protocol(home: Path, generations: Generations) -> No
     assert isinstance(PLUGIN.open(directory, meta, OpenOptions(home=home)), VectorSignal)
 
 
-def test_an_int8_index_of_the_configured_model_is_no_mismatch(home: Path, tmp_path: Path) -> None:
+def test_a_quantised_index_of_the_configured_model_is_no_mismatch(
+    home: Path, tmp_path: Path
+) -> None:
     folder = fake_model_folder(tmp_path / "models", "model-x", b"weights of x")
     identity = identify(resolve_model(str(folder)), home)
     meta = model_meta(
@@ -177,6 +179,9 @@ def test_an_int8_index_of_the_configured_model_is_no_mismatch(home: Path, tmp_pa
     )
     assert base_key(meta) == identity.key
     assert base_key({**meta, "model_id": f"{identity.key}-int8-f3"}) == identity.key
+    mixed = {**meta, "model_id": f"{identity.key}-mixed-f3", "precision": "mixed"}
+    assert base_key(mixed) == identity.key
+    assert mismatch_warning(mixed, str(folder), home) == ""
     assert mismatch_warning(meta, str(folder), home) == ""
     other = fake_model_folder(tmp_path / "models", "model-y", b"weights of y")
     assert "ignored" in mismatch_warning(meta, str(other), home)
