@@ -1,17 +1,21 @@
-"""engine/filechunker.py: chunks and signal analyses come back alike from worker processes
-and in-process."""
+"""engine/filechunker.py: chunks and signal analyses come back from worker processes, in task
+order, and a file that crashes the parser is reported without stopping the others."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import os
+import signal
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pytest
 
 import engine.filechunker
-from engine.filechunker import ChunkedFile, FileTask, chunk_files
+from engine.filechunker import CRASHED, ChunkedFile, FileTask, chunk_files, read_and_chunk
+from engine.signal import ChunkAnalyzer
 from engine.store import chunk_row
 from engine.types import ChunkDraft
+from engine.workerpool import WorkerPool
 
 
 def names(drafts: Sequence[ChunkDraft]) -> list[str]:
@@ -74,3 +78,82 @@ def test_a_refused_file_has_no_chunks(tmp_path: Path) -> None:
         [FileTask("blob.py", str(tmp_path / "blob.py"), "")], max_file_bytes=10_000
     )
     assert result == ChunkedFile("blob.py", "binary")
+
+
+# --- a file that crashes the parser ------------------------------------------------------
+
+
+def crashing(
+    task: FileTask, max_file_bytes: int, analyzers: Mapping[str, ChunkAnalyzer] | None
+) -> ChunkedFile:
+    """read_and_chunk, except that a file named crash*.py dies in native code, as a segfault
+    of a tree-sitter scanner does, and a file named once*.py does so only the first time
+    (a marker file beside it remembers)."""
+    name = Path(task.abs_path).name
+    marker = Path(task.abs_path + ".crashed")
+    if name.startswith("once") and not marker.exists():
+        marker.touch()
+        os.kill(os.getpid(), signal.SIGSEGV)
+    if name.startswith("crash"):
+        os.kill(os.getpid(), signal.SIGSEGV)
+    return read_and_chunk(task, max_file_bytes, analyzers)
+
+
+def with_files(root: Path, names_: Sequence[str]) -> list[FileTask]:
+    found = []
+    for name in names_:
+        (root / name).write_text(f"def in_{name.replace('.', '_')}():\n    return 1\n")
+        found.append(FileTask(name, str(root / name), ""))
+    return found
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_file_that_kills_the_parser_is_reported_and_the_rest_is_chunked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, workers: int
+) -> None:
+    monkeypatch.setattr(engine.filechunker, "PARALLEL_MIN_FILES", 1)
+    files = [f"m{i}.py" for i in range(40)]
+    files[21] = "crash.py"  # in the middle of the second batch of 16
+    pool: WorkerPool[FileTask, ChunkedFile] = WorkerPool()
+    try:
+        results = list(
+            chunk_files(
+                with_files(tmp_path, files),
+                max_file_bytes=10_000,
+                workers=workers,
+                analyzers={"names": names},
+                chunker=crashing,
+                pool=pool,
+            )
+        )
+    finally:
+        pool.close()
+    assert [r.path for r in results] == files
+    crashed = results[21]
+    assert (crashed.status, crashed.chunks) == (CRASHED, ())
+    assert "SIGSEGV" in crashed.error and "twice" in crashed.error
+    for result in results[:21] + results[22:]:
+        assert result.status == "chunked"
+        assert [row[3] for row in result.chunks] == [f"in_{result.path.replace('.', '_')}"]
+        assert list(result.analyses) == ["names"]
+
+
+def test_a_file_that_crashes_once_is_chunked_on_its_second_try(tmp_path: Path) -> None:
+    pool: WorkerPool[FileTask, ChunkedFile] = WorkerPool()
+    try:
+        results = list(
+            chunk_files(
+                with_files(tmp_path, ["a.py", "once.py", "b.py"]),
+                max_file_bytes=10_000,
+                chunker=crashing,
+                pool=pool,
+            )
+        )
+    finally:
+        pool.close()
+    assert [(r.path, r.status) for r in results] == [
+        ("a.py", "chunked"),
+        ("once.py", "chunked"),
+        ("b.py", "chunked"),
+    ]
+    assert (tmp_path / "once.py.crashed").exists()  # it did crash the first time

@@ -323,3 +323,42 @@ def test_new_builder_settings_update_an_index_with_no_changed_file(
     assert again.up_to_date is not changed
     assert builder.asked[-1] == {"setting": "as built"}  # asked against what it recorded
     assert len(builder.jobs) == (2 if changed else 1)
+
+
+def test_a_file_that_crashes_the_parser_is_skipped_with_its_reason(
+    repo: Path, home: Home, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A segfault of a native parser on one file used to end the whole run, and with it
+    engine watch; now that file is recorded as not indexed, and not tried again until it
+    changes."""
+    import functools
+
+    import engine.indexer
+    from engine.filechunker import CRASHED, chunk_files
+    from engine.status import repo_status
+    from tests.engine.test_filechunker import crashing
+
+    chunked: list[str] = []
+
+    def recording(tasks: Sequence[Any], **kwargs: Any) -> Any:
+        chunked.extend(t.path for t in tasks)
+        return functools.partial(chunk_files, chunker=crashing)(tasks, **kwargs)
+
+    monkeypatch.setattr(engine.indexer, "chunk_files", recording)
+    write(repo, "toy/crash_me.py", "def never_indexed():\n    pass\n")
+    idx = indexer(home)
+    report = idx.index("toy", repo)
+    assert report.files_indexed == 3
+    assert report.skipped[CRASHED] == 1
+    [problem] = [p for p in report.problems if p.startswith("toy/crash_me.py")]
+    assert "SIGSEGV" in problem
+    assert search(home, "greet")[0][0] == "toy/greeter.py"
+    assert repo_status(home, "toy")["skipped"][CRASHED] == 1
+    assert repo_status(home, "toy")["changedSinceBuild"]["total"] == 0
+
+    chunked.clear()
+    write(repo, "toy/util.py", "def multiply(a, b):\n    return a * b\n")
+    again = idx.reindex("toy")
+    assert chunked == ["toy/util.py"]  # the crashing file is not tried again while unchanged
+    assert again.skipped[CRASHED] == 1
+    assert search(home, "multiply")[0][0] == "toy/util.py"

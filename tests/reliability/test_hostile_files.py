@@ -18,6 +18,7 @@ from engine.chunking import chunk_file
 from engine.errors import UsageError
 from engine.home import Home
 from engine.reading import SourceText, read_source
+from tests.engine.fakes import InProcessPool
 from tests.reliability.conftest import GREETER, cli, index, search, stored_chunks, write
 
 NESTING = 200  # deeper than any real code; tree-sitter and the chunker must not recurse out
@@ -194,8 +195,14 @@ def test_unreadable_file_is_reported_and_the_rest_indexed(
     assert top(home, "closed_function")[0] == "toy/closed.py"
 
 
+@pytest.fixture
+def chunk_in_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Files are chunked in worker processes, which the patches below would not reach."""
+    monkeypatch.setattr("engine.filechunker.shared_pool", InProcessPool)
+
+
 def test_file_deleted_while_being_indexed(
-    home: Home, repo: Path, monkeypatch: pytest.MonkeyPatch
+    home: Home, repo: Path, monkeypatch: pytest.MonkeyPatch, chunk_in_process: None
 ) -> None:
     write(repo, "toy/doomed.py", "def doomed_function():\n    pass\n")
 
@@ -217,7 +224,7 @@ def test_file_deleted_while_being_indexed(
 
 
 def test_file_changed_while_being_indexed_is_picked_up_next_run(
-    home: Home, repo: Path, monkeypatch: pytest.MonkeyPatch
+    home: Home, repo: Path, monkeypatch: pytest.MonkeyPatch, chunk_in_process: None
 ) -> None:
     target = repo / "toy" / "retry.py"
 
@@ -240,7 +247,7 @@ def test_file_changed_while_being_indexed_is_picked_up_next_run(
 
 
 def test_chunker_failure_on_one_file_is_a_problem_not_a_crash(
-    home: Home, repo: Path, monkeypatch: pytest.MonkeyPatch
+    home: Home, repo: Path, monkeypatch: pytest.MonkeyPatch, chunk_in_process: None
 ) -> None:
     def explode(path: str, text: str, language: str) -> Any:
         if path.endswith("retry.py"):
