@@ -58,7 +58,7 @@ MAX_INT8_COSINE_DIFF = 0.05
 _GELU_OPS = frozenset({"Gelu", "BiasGelu", "FastGelu"})
 
 
-def quantized_dir(full: Path, precision: str = INT8) -> Path:
+def quantized_dir(full: Path, precision: str) -> Path:
     """``<key>-<precision>-f<format>``: the folder name is the model id that indexes and the
     embedding cache record, and a new export format quantises a different graph, whose
     vectors must not mix with an older copy's (format 2 int8 copies were ``<key>-int8``)."""
