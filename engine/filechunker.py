@@ -1,15 +1,17 @@
 """Read and chunk files in worker processes, which a crash of the parser cannot take down.
 
-Chunking runs native code (tree-sitter grammars), whose bugs kill a process outright; in the
-indexing process that would end the whole run, or ``engine watch``. So files are always
-chunked in worker processes (engine.workerpool): a file that kills its worker twice comes
-back with status ``chunking-crashed`` and the run goes on. The workers stay warm between
-runs, so an ``engine watch`` update pays the trip of its files' chunks through a pipe (about
-3 ms for a 630-line file, on updates that take 300-500 ms), not a new process (0.2-0.25 s).
+Chunking runs native code (tree-sitter grammars), whose bugs kill a process outright or never
+return; in the indexing process that would end or stall the whole run, or ``engine watch``.
+So files are always chunked in worker processes (engine.workerpool, a pebble pool): a file
+that kills its worker twice comes back with status ``chunking-crashed``, one that runs past
+engine.workerpool.TIMEOUT_S twice with ``chunking-timeout``, and the run goes on. The workers
+stay warm between runs, so an ``engine watch`` update pays the trip of its files' chunks
+through a pipe (about 3 ms for a 630-line file, on updates that take 300-500 ms), not a new
+process (0.2-0.25 s).
 Parsing is CPU-bound and tree-sitter holds the GIL, so a large build spreads files over one
-process per core; a small update uses one. The signals'
-per-chunk analyses (``SignalPlugin.analyze``: the lexical signal's tokenisation) run in the
-same processes, so that they too use every core. Chunks come back as plain tuples
+process per core; a small update needs only one (but uses the pool a build made). The
+signals' per-chunk analyses (``SignalPlugin.analyze``: the lexical signal's tokenisation) run
+in the same processes, so that they too use every core. Chunks come back as plain tuples
 (``engine.store.ChunkRow``), which cross the process boundary far faster than dataclasses.
 """
 
@@ -26,10 +28,11 @@ from engine.languages import detect_language
 from engine.reading import SourceText, read_source
 from engine.signal import ChunkAnalyzer
 from engine.store import ChunkRow, DefinitionRow, chunk_row, definition_row
-from engine.workerpool import WorkerPool, shared_pool
+from engine.workerpool import Failure, WorkerPool, shared_pool
 
 PARALLEL_MIN_FILES = 200  # below this, starting a second worker costs more than it saves
 CRASHED = "chunking-crashed"
+TIMED_OUT = "chunking-timeout"
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,7 +48,8 @@ class ChunkedFile:
 
     path: str
     status: str  # "chunked", "unchanged" (same hash), or a reason the file was refused
-    # (one is CRASHED: chunking it killed the worker process, running alone, twice)
+    # (one is CRASHED: chunking it killed the worker process, running alone, twice; one is
+    # TIMED_OUT: chunking it ran past engine.workerpool.TIMEOUT_S, twice)
     content_hash: str = ""
     language: str = ""
     size_bytes: int = 0
@@ -126,13 +130,20 @@ def chunk_files(
         workers = 1
     job = functools.partial(chunker, max_file_bytes=max_file_bytes, analyzers=dict(analyzers or {}))
     pool = pool if pool is not None else shared_pool()
-    yield from pool.run(job, tasks, workers=max(1, workers), crashed=_crashed)
+    yield from pool.run(job, tasks, workers=max(1, workers), failed=_failed)
 
 
-def _crashed(task: FileTask, reason: str) -> ChunkedFile:
+def _failed(task: FileTask, failure: Failure) -> ChunkedFile:
+    if failure.kind == "timed-out":
+        return ChunkedFile(
+            task.path,
+            TIMED_OUT,
+            error=f"chunking this file ran {failure.detail}, twice; it stays out of the index "
+            "until it changes",
+        )
     return ChunkedFile(
         task.path,
         CRASHED,
-        error=f"the parser crashed ({reason}) on this file, twice; it stays out of the index "
-        "until it changes",
+        error=f"the parser crashed ({failure.detail}) on this file, twice; it stays out of the "
+        "index until it changes",
     )

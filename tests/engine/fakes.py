@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from typing import TypeVar
 
-from engine.workerpool import WorkerPool
+from engine.workerpool import Failure, WorkerPool
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -22,7 +22,7 @@ class InProcessPool(WorkerPool[T, R]):
         items: Sequence[T],
         *,
         workers: int,
-        crashed: Callable[[T, str], R],
+        failed: Callable[[T, Failure], R],
     ) -> Iterator[R]:
         for item in items:
             yield function(item)

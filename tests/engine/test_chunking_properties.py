@@ -13,7 +13,7 @@ from engine.chunking_markdown import MAX_SECTION_LINES
 from engine.chunking_windows import TEXT_WINDOW_LINES
 from engine.languages import LANGUAGES_WITH_GRAMMAR
 from engine.types import FileChunks
-from engine.workerpool import shared_pool
+from engine.workerpool import Failure, shared_pool
 
 PYTHON_LINES = [
     "def f(x):",
@@ -148,8 +148,8 @@ def chunk_in_worker(args: tuple[str, str, str | None]) -> FileChunks:
     return chunk_file(*args)
 
 
-def crash_as_failure(args: tuple[str, str, str | None], reason: str) -> FileChunks:
-    raise AssertionError(f"chunk_file killed the process ({reason}) on {args!r}")
+def crash_as_failure(args: tuple[str, str, str | None], failure: Failure) -> FileChunks:
+    raise AssertionError(f"chunk_file {failure.kind} ({failure.detail}) on {args!r}")
 
 
 @settings(max_examples=150, deadline=None)
@@ -162,7 +162,7 @@ def test_arbitrary_text_in_any_language(text: str, language: str | None) -> None
     # exception: chunk in a worker process, so that it fails this test (and hypothesis
     # shrinks and prints the text) instead of ending the pytest run.
     [result] = shared_pool().run(
-        chunk_in_worker, [("some/file", text, language)], workers=1, crashed=crash_as_failure
+        chunk_in_worker, [("some/file", text, language)], workers=1, failed=crash_as_failure
     )
     limit = {None: TEXT_WINDOW_LINES, "text": TEXT_WINDOW_LINES, "markdown": MAX_SECTION_LINES}
     _check(text, result, limit.get(language, MAX_CHUNK_LINES))

@@ -1,17 +1,26 @@
 """engine/filechunker.py: chunks and signal analyses come back from worker processes, in task
-order, and a file that crashes the parser is reported without stopping the others."""
+order, and a file that crashes or stalls the parser is reported without stopping the
+others."""
 
 from __future__ import annotations
 
 import os
 import signal
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pytest
 
 import engine.filechunker
-from engine.filechunker import CRASHED, ChunkedFile, FileTask, chunk_files, read_and_chunk
+from engine.filechunker import (
+    CRASHED,
+    TIMED_OUT,
+    ChunkedFile,
+    FileTask,
+    chunk_files,
+    read_and_chunk,
+)
 from engine.signal import ChunkAnalyzer
 from engine.store import chunk_row
 from engine.types import ChunkDraft
@@ -88,7 +97,8 @@ def crashing(
 ) -> ChunkedFile:
     """read_and_chunk, except that a file named crash*.py dies in native code, as a segfault
     of a tree-sitter scanner does, and a file named once*.py does so only the first time
-    (a marker file beside it remembers)."""
+    (a marker file beside it remembers), and a file named stall*.py never finishes, as a
+    parser caught in a loop."""
     name = Path(task.abs_path).name
     marker = Path(task.abs_path + ".crashed")
     if name.startswith("once") and not marker.exists():
@@ -96,6 +106,8 @@ def crashing(
         os.kill(os.getpid(), signal.SIGSEGV)
     if name.startswith("crash"):
         os.kill(os.getpid(), signal.SIGSEGV)
+    if name.startswith("stall"):
+        time.sleep(600)
     return read_and_chunk(task, max_file_bytes, analyzers)
 
 
@@ -157,3 +169,25 @@ def test_a_file_that_crashes_once_is_chunked_on_its_second_try(tmp_path: Path) -
         ("b.py", "chunked"),
     ]
     assert (tmp_path / "once.py.crashed").exists()  # it did crash the first time
+
+
+def test_a_file_that_never_finishes_is_reported_and_the_rest_is_chunked(tmp_path: Path) -> None:
+    # The one test here that depends on time: a 1 s limit against a 600 s sleep.
+    pool: WorkerPool[FileTask, ChunkedFile] = WorkerPool(timeout_s=1.0)
+    try:
+        results = list(
+            chunk_files(
+                with_files(tmp_path, ["a.py", "stall.py", "b.py"]),
+                max_file_bytes=10_000,
+                chunker=crashing,
+                pool=pool,
+            )
+        )
+    finally:
+        pool.close()
+    assert [(r.path, r.status) for r in results] == [
+        ("a.py", "chunked"),
+        ("stall.py", TIMED_OUT),
+        ("b.py", "chunked"),
+    ]
+    assert results[1].error.startswith("chunking this file ran over 1 s, twice")
