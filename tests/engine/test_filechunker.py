@@ -9,6 +9,7 @@ import signal
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -24,7 +25,7 @@ from engine.filechunker import (
 from engine.signal import ChunkAnalyzer
 from engine.store import chunk_row
 from engine.types import ChunkDraft
-from engine.workerpool import WorkerPool
+from engine.workerpool import TIMEOUT_S, WorkerPool
 
 
 def names(drafts: Sequence[ChunkDraft]) -> list[str]:
@@ -119,6 +120,19 @@ def with_files(root: Path, names_: Sequence[str]) -> list[FileTask]:
     return found
 
 
+def chunk_with_a_fresh_pool(
+    tasks: list[FileTask], *, timeout_s: float = TIMEOUT_S, **options: Any
+) -> list[ChunkedFile]:
+    """chunk_files through the crashing chunker, on a pool of its own, closed afterwards."""
+    pool: WorkerPool[FileTask, ChunkedFile] = WorkerPool(timeout_s=timeout_s)
+    try:
+        return list(
+            chunk_files(tasks, max_file_bytes=10_000, chunker=crashing, pool=pool, **options)
+        )
+    finally:
+        pool.close()
+
+
 @pytest.mark.parametrize("workers", [1, 2])
 def test_a_file_that_kills_the_parser_is_reported_and_the_rest_is_chunked(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, workers: int
@@ -126,20 +140,9 @@ def test_a_file_that_kills_the_parser_is_reported_and_the_rest_is_chunked(
     monkeypatch.setattr(engine.filechunker, "PARALLEL_MIN_FILES", 1)
     files = [f"m{i}.py" for i in range(40)]
     files[21] = "crash.py"  # in the middle of the second batch of 16
-    pool: WorkerPool[FileTask, ChunkedFile] = WorkerPool()
-    try:
-        results = list(
-            chunk_files(
-                with_files(tmp_path, files),
-                max_file_bytes=10_000,
-                workers=workers,
-                analyzers={"names": names},
-                chunker=crashing,
-                pool=pool,
-            )
-        )
-    finally:
-        pool.close()
+    results = chunk_with_a_fresh_pool(
+        with_files(tmp_path, files), workers=workers, analyzers={"names": names}
+    )
     assert [r.path for r in results] == files
     crashed = results[21]
     assert (crashed.status, crashed.chunks) == (CRASHED, ())
@@ -151,18 +154,7 @@ def test_a_file_that_kills_the_parser_is_reported_and_the_rest_is_chunked(
 
 
 def test_a_file_that_crashes_once_is_chunked_on_its_second_try(tmp_path: Path) -> None:
-    pool: WorkerPool[FileTask, ChunkedFile] = WorkerPool()
-    try:
-        results = list(
-            chunk_files(
-                with_files(tmp_path, ["a.py", "once.py", "b.py"]),
-                max_file_bytes=10_000,
-                chunker=crashing,
-                pool=pool,
-            )
-        )
-    finally:
-        pool.close()
+    results = chunk_with_a_fresh_pool(with_files(tmp_path, ["a.py", "once.py", "b.py"]))
     assert [(r.path, r.status) for r in results] == [
         ("a.py", "chunked"),
         ("once.py", "chunked"),
@@ -173,18 +165,9 @@ def test_a_file_that_crashes_once_is_chunked_on_its_second_try(tmp_path: Path) -
 
 def test_a_file_that_never_finishes_is_reported_and_the_rest_is_chunked(tmp_path: Path) -> None:
     # The one test here that depends on time: a 1 s limit against a 600 s sleep.
-    pool: WorkerPool[FileTask, ChunkedFile] = WorkerPool(timeout_s=1.0)
-    try:
-        results = list(
-            chunk_files(
-                with_files(tmp_path, ["a.py", "stall.py", "b.py"]),
-                max_file_bytes=10_000,
-                chunker=crashing,
-                pool=pool,
-            )
-        )
-    finally:
-        pool.close()
+    results = chunk_with_a_fresh_pool(
+        with_files(tmp_path, ["a.py", "stall.py", "b.py"]), timeout_s=1.0
+    )
     assert [(r.path, r.status) for r in results] == [
         ("a.py", "chunked"),
         ("stall.py", TIMED_OUT),
