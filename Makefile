@@ -46,15 +46,15 @@ format: setup
 # symbol signals, then the vector signal's embedding throughput, warm search at 10k and 100k
 # vectors, and a cold query process. Results go to stdout; BENCHMARKS.md records them.
 bench: setup
-	$(BIN)/python -m eval.bench --signals lexical,symbol
-	$(BIN)/python -m eval.bench_vector embed --chunks 300
-	$(BIN)/python -m eval.bench_vector search
-	$(BIN)/python -m eval.bench_vector cold --chunks 300
+	$(BIN)/python -m eval.bench.corpus --signals lexical,symbol
+	$(BIN)/python -m eval.bench.vector embed --chunks 300
+	$(BIN)/python -m eval.bench.vector search
+	$(BIN)/python -m eval.bench.vector cold --chunks 300
 
 # The agent tool end to end through a real MCP client (builds a 10k-chunk index first:
 # about 5-15 minutes of embedding on 2 cores).
 bench-serve: setup
-	$(BIN)/python -m eval.bench_serve
+	$(BIN)/python -m eval.bench.serve
 
 eval: setup
 	$(BIN)/engine index . --name engine-self

@@ -17,11 +17,11 @@ import click
 
 from cli.output import dumps, printable
 from engine.errors import EngineError
-from engine.home import Home, engine_home, validate_slug
+from engine.index.home import Home, engine_home, validate_slug
 
 if TYPE_CHECKING:
-    from engine.context_expansion import DefinitionSite, ReferenceSite
-    from engine.reader import OpenIndex
+    from engine.context.expansion import DefinitionSite, ReferenceSite
+    from engine.index.opening import OpenIndex
     from signals.symbol.table import SymbolTable
 
 EXIT_ERROR = 1
@@ -51,7 +51,7 @@ class SymbolResolver:
             self._table.close()
 
     def definitions_named(self, names: Collection[str]) -> Mapping[str, Sequence[DefinitionSite]]:
-        from engine.context_expansion import DefinitionSite
+        from engine.context.expansion import DefinitionSite
         from signals.symbol.table import TREE_SITTER
 
         if self._table is None or not names:
@@ -78,7 +78,7 @@ class SymbolResolver:
         return found
 
     def references(self, site: DefinitionSite) -> Sequence[ReferenceSite]:
-        from engine.context_expansion import ReferenceSite
+        from engine.context.expansion import ReferenceSite
         from signals.symbol.lookup import find_references
 
         if self._table is None:
@@ -120,7 +120,7 @@ def context_for(
     limit: int | None = None,
 ) -> dict[str, Any]:
     """The context JSON object for an open index (the agent tool's entry point)."""
-    from engine.context import DEFAULT_EXPANSION_SHARE, assemble_context
+    from engine.context.assembly import DEFAULT_EXPANSION_SHARE, assemble_context
 
     resolver = SymbolResolver(opened)
     try:
@@ -188,9 +188,9 @@ def context_command(
 ) -> None:
     """The code that answers TEXT in SLUG, with the definitions it uses, within a token budget."""
     with _reported(as_json):
-        from engine.context_markdown import context_markdown
+        from engine.context.markdown import context_markdown
         from engine.errors import UsageError
-        from engine.reader import open_index
+        from engine.index.opening import open_index
         from engine.signal import OpenOptions
         from signals import registry
 
@@ -220,9 +220,9 @@ def context_command(
 def verify_command(slug: str, sample: int, seed: int | None, as_json: bool) -> None:
     """Check a sample of SLUG's indexed chunks against the files on disk."""
     with _reported(as_json):
-        from engine.reader import load_manifest
-        from engine.store import STORE_FILE, ChunkStore
-        from engine.verify import verify_chunks
+        from engine.index.opening import load_manifest
+        from engine.index.store import STORE_FILE, ChunkStore
+        from engine.index.verify import verify_chunks
 
         entry = Home(engine_home()).get(validate_slug(slug))
         generation, _ = load_manifest(entry)

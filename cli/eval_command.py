@@ -11,9 +11,9 @@ import orjson
 from cli.output import dumps
 from cli.progress import Progress
 from engine.errors import UsageError
-from engine.home import Home, validate_slug
-from engine.reader import OpenIndex, open_index
-from engine.searcher import Searcher
+from engine.index.home import Home, validate_slug
+from engine.index.opening import OpenIndex, open_index
+from engine.search.searcher import Searcher
 from engine.signal import OpenOptions, SignalPlugin
 from eval.dataset import SymbolLines, load_dataset, resolve_symbols
 from eval.report import ablation_table, category_table, latency_table, negatives_line

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.home import Home, validate_slug
-from engine.reader import open_index
-from engine.searcher import clean_query
+from engine.index.home import Home, validate_slug
+from engine.index.opening import open_index
+from engine.index.store import ChunkStore
+from engine.search.searcher import clean_query
 from engine.signal import OpenOptions, SignalPlugin
-from engine.store import ChunkStore
 
 
 def location_json(repo: str, store: ChunkStore, location: Any) -> dict[str, Any]:

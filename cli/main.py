@@ -22,7 +22,7 @@ import click
 from cli.output import dumps, print_response, printable, response_json
 from cli.progress import Progress
 from engine.errors import EngineError, UsageError
-from engine.home import Home, engine_home, slug_from_folder, validate_slug
+from engine.index.home import Home, engine_home, slug_from_folder, validate_slug
 from engine.types import Filters
 
 EXIT_ERROR = 1
@@ -188,7 +188,7 @@ def index(
     """Register the repository at PATH and index it (incrementally when already indexed)."""
     ctx = Context(as_json)
     with errors_reported(ctx):
-        from engine.indexer import Indexer
+        from engine.indexing.indexer import Indexer
 
         name = validate_slug(slug) if slug else slug_from_folder(path.resolve())
         progress = Progress()
@@ -215,7 +215,7 @@ def reindex(slug: str, wait: bool, full: bool, as_json: bool) -> None:
     """Bring the index of SLUG up to date with its folder (only changed files are redone)."""
     ctx = Context(as_json)
     with errors_reported(ctx):
-        from engine.indexer import Indexer
+        from engine.indexing.indexer import Indexer
 
         progress = Progress()
         indexer = Indexer(ctx.home, _plugins(), _index_options(ctx.home), progress)
@@ -231,7 +231,7 @@ def status(slug: str | None, as_json: bool) -> None:
     """Show what the index of SLUG (or of every repository) holds and how fresh it is."""
     ctx = Context(as_json)
     with errors_reported(ctx):
-        from engine.status import repo_status
+        from engine.indexing.status import repo_status
 
         slugs = [validate_slug(slug)] if slug else [e.slug for e in ctx.home.list()]
         found: list[dict[str, Any]] = []
@@ -301,7 +301,7 @@ def remove(slug: str, as_json: bool) -> None:
     """Delete the index of SLUG (the repository itself is not touched)."""
     ctx = Context(as_json)
     with errors_reported(ctx):
-        from engine.generations import writer_lock
+        from engine.index.generations import writer_lock
 
         entry = ctx.home.get(validate_slug(slug))
         with writer_lock(entry.directory, wait=False, slug=slug):
@@ -389,9 +389,9 @@ def query(
     """
     ctx = Context(as_json)
     with one_shot(), errors_reported(ctx):
-        from engine.federation import search_all
-        from engine.ranking import RankingOptions
-        from engine.reader import open_index
+        from engine.index.opening import open_index
+        from engine.search.federation import search_all
+        from engine.search.rerank import RankingOptions
         from engine.signal import OpenOptions
 
         slugs, text = _query_target(ctx, words, all_repos)
@@ -422,7 +422,7 @@ def query(
                 o.close()
         packing = None
         if budget is not None:
-            from engine.budget import default_counter, pack
+            from engine.search.budget import default_counter, pack
 
             count, tokenizer = default_counter()
             packing = (pack(response.results, budget, count), budget, tokenizer)

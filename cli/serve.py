@@ -39,7 +39,7 @@ from cli.serve_reindex import CHILD_COMMAND, ReindexJobs
 from cli.serve_tools import TOOLS, ToolContext, ToolSpec, repo_names
 from cli.serve_transport import StdioWire, checked_stdio, claim_stdio
 from engine.errors import EngineError, RepoNotFound
-from engine.home import Home, engine_home
+from engine.index.home import Home, engine_home
 
 log = logging.getLogger("cli.serve")
 

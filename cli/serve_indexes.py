@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from engine.errors import RepoNotFound
-from engine.generations import current_generation
-from engine.home import Home
-from engine.reader import OpenIndex, open_index
+from engine.index.generations import current_generation
+from engine.index.home import Home
+from engine.index.opening import OpenIndex, open_index
 from engine.signal import OpenOptions, SignalPlugin
 
 log = logging.getLogger(__name__)

@@ -248,8 +248,8 @@ def child_main(argv: Sequence[str] | None = None) -> None:
 
 def _reindex(args: Sequence[str]) -> dict[str, Any]:
     from engine.errors import EngineError, IndexBusy
-    from engine.home import Home, engine_home, validate_slug
-    from engine.indexer import Indexer
+    from engine.index.home import Home, engine_home, validate_slug
+    from engine.indexing.indexer import Indexer
     from engine.signal import IndexOptions
     from signals.registry import plugins
 

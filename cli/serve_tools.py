@@ -21,10 +21,10 @@ from cli.output import response_json
 from cli.serve_indexes import IndexCache
 from cli.serve_reindex import ReindexJobs
 from engine.errors import EngineError, RepoNotFound, UsageError
-from engine.home import Home, validate_slug
-from engine.reader import load_manifest
-from engine.searcher import clean_query
-from engine.status import repo_status
+from engine.index.home import Home, validate_slug
+from engine.index.opening import load_manifest
+from engine.indexing.status import repo_status
+from engine.search.searcher import clean_query
 from engine.types import Filters
 
 REINDEX_WAIT_S = 50.0  # under the 60 s many clients allow a call; longer runs report "running"

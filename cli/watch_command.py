@@ -16,7 +16,7 @@ import click
 
 from cli.output import dumps, printable
 from engine.errors import EngineError, RepoNotFound
-from engine.home import Home, engine_home, slug_from_folder, validate_slug
+from engine.index.home import Home, engine_home, slug_from_folder, validate_slug
 
 EXIT_ERROR = 1
 
@@ -118,9 +118,9 @@ def watch(
     as_json: bool,
 ) -> None:
     """Keep the index of REPO (a name or a folder) current as files change, until Ctrl-C."""
-    from engine.indexer import MAX_FILE_BYTES, Indexer
+    from engine.indexing.indexer import MAX_FILE_BYTES, Indexer
+    from engine.indexing.watch import Watcher, WatchEvent, WatchOptions, indexed_state, tree_state
     from engine.signal import IndexOptions
-    from engine.watching import Watcher, WatchEvent, WatchOptions, indexed_state, tree_state
     from signals.registry import plugins
 
     home = Home(engine_home())

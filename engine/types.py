@@ -211,5 +211,5 @@ class SearchResponse:
     results: list[Result]
     runs: list[SignalRun]
     warnings: list[str] = field(default_factory=list)
-    low_confidence: bool = False  # nothing matched well (see engine/confidence.py)
+    low_confidence: bool = False  # nothing matched well (see engine/search/confidence.py)
     query_kind: str = ""  # how the query was routed: identifier, question or long

@@ -2,10 +2,10 @@
 
 For each answerable query and each token budget, two contexts of the same size are compared:
 
-- **search**: the top 10 search results packed into the budget (engine/budget.py ``pack``),
+- **search**: the top 10 search results packed into the budget (engine/search/budget.py ``pack``),
   as ``engine query --budget`` gives them; **search@30**: the top 30, so that plain search
   too can fill a large budget;
-- **context**: ``engine context`` (engine/context.py): primary blocks plus the definitions
+- **context**: ``engine context`` (engine/context/assembly.py): primary blocks plus the definitions
   they use.
 
 A target counts as covered when a block *with code* (full or signature; a bare location does
@@ -29,15 +29,15 @@ from typing import Any
 
 import orjson
 
-from engine.budget import TokenCounter, default_counter, pack
-from engine.context import (
+from engine.context.assembly import (
     DEFAULT_EXPANSION_SHARE,
     MAX_LIMIT,
     ContextSearcher,
     DefinitionResolver,
     build_context,
 )
-from engine.searcher import ChunkReader
+from engine.search.budget import TokenCounter, default_counter, pack
+from engine.search.searcher import ChunkReader
 from engine.types import SearchResponse
 from eval.dataset import EvalQuery, Target, load_dataset
 from eval.metrics import mean
@@ -121,7 +121,8 @@ def evaluate(
 ) -> dict[str, Any]:
     """Scores per budget: ``search`` (``limit`` results), ``search@deep_limit`` (more results
     to fill the budget with; 0 leaves it out) and one ``context@share`` per expansion share
-    (searching ``context_limit`` results; None: engine/context.py's default for the budget).
+    (searching ``context_limit`` results; None: engine/context/assembly.py's default for the
+    budget).
     All three read one search per query."""
     from eval.dataset import resolve_symbols
 
@@ -202,8 +203,8 @@ def _open_repositories(home_root: Path, repo: str | None) -> Callable[[str | Non
     """Opens each repository once, read-only, with the real signal registry."""
     from cli.context_command import SymbolResolver
     from engine.errors import UsageError
-    from engine.home import Home, validate_slug
-    from engine.reader import OpenIndex, open_index
+    from engine.index.home import Home, validate_slug
+    from engine.index.opening import OpenIndex, open_index
     from engine.signal import OpenOptions
     from signals.registry import plugins
 
@@ -236,7 +237,7 @@ def _open_repositories(home_root: Path, repo: str | None) -> Callable[[str | Non
 
 def main(argv: Sequence[str] | None = None) -> int:
     from engine.errors import EngineError
-    from engine.home import engine_home
+    from engine.index.home import engine_home
 
     parser = argparse.ArgumentParser(prog="python -m eval.context_metric", description=__doc__)
     parser.add_argument("dataset", type=Path)

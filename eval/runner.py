@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.searcher import Searcher
+from engine.search.searcher import Searcher
 from engine.signal import ProgressFn, no_progress
 from eval.dataset import EvalQuery
 from eval.metrics import Ranked, mean, percentile, query_metrics

@@ -13,11 +13,11 @@ import argparse
 import itertools
 from pathlib import Path
 
-from engine.home import Home, engine_home
-from engine.ranking import DEFAULT_RANKING
-from engine.reader import OpenIndex, open_index
-from engine.routing import query_kind
-from engine.searcher import MIN_DEPTH
+from engine.index.home import Home, engine_home
+from engine.index.opening import OpenIndex, open_index
+from engine.search.rerank import DEFAULT_RANKING
+from engine.search.routing import query_kind
+from engine.search.searcher import MIN_DEPTH
 from engine.signal import OpenOptions
 from engine.types import Filters, Query
 from eval.dataset import EvalQuery, load_dataset, resolve_symbols

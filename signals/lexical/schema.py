@@ -1,6 +1,6 @@
 """The Tantivy schema of the lexical signal and how a chunk becomes a document.
 
-Every text field is tokenised in Python (engine.tokens) and handed to Tantivy's built-in
+Every text field is tokenised in Python (engine.terms) and handed to Tantivy's built-in
 ``whitespace`` tokenizer, so nothing depends on custom analyzers, which Tantivy does not save
 with the index and which its regex engine (no look-around) cannot split acronyms with. The
 tokenising (``analyze``) runs in the chunking worker processes during indexing; the builder
@@ -13,7 +13,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from engine.tokens import identifier_parts, index_text
+from engine.terms import identifier_parts, index_text
 from engine.types import Chunk, ChunkDraft
 
 SCHEMA_VERSION = 1

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.errors import IndexCorrupt
-from engine.tokens import analyze_query
+from engine.terms import analyze_query
 from engine.types import LEXICAL, Hit, Query
 from signals.lexical.schema import CHUNK_ID, IDENT, NAME, NAME_PARTS, PARTS, PATH
 

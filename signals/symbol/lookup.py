@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Literal
 
 from engine.errors import SignalUnavailable
-from engine.searcher import clean_query
+from engine.search.searcher import clean_query
 from engine.signal import ChunkSource
-from engine.tokens import identifiers
+from engine.terms import identifiers
 from engine.types import SYMBOL, Chunk
 from scip.errors import ScipError
 from scip.symbols import descriptor_name, parse_symbol

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from engine.tokens import identifier_parts, identifiers
+from engine.terms import identifier_parts, identifiers
 
 _PACKAGE_FILE = "__init__"
 

@@ -1,6 +1,6 @@
 """What the symbol signal looks for in a query: identifiers, parts, dotted names, stack frames.
 
-Tokenising is engine.tokens' (``analyze_query``, ``identifiers``, ``identifier_parts``); this
+Tokenising is engine.terms' (``analyze_query``, ``identifiers``, ``identifier_parts``); this
 module only adds what is particular to matching definitions:
 
 - dotted names (``Greeter.greet``, ``http::Client``, ``pkg/mod.fn``), matched against the end
@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from engine.tokens import analyze_query, identifier_parts, identifiers, looks_like_identifier
+from engine.terms import analyze_query, identifier_parts, identifiers, looks_like_identifier
 
 MAX_TERMS = 256  # a pasted log can hold thousands of tokens; the first ones say the most
 MAX_DOTTED = 16

@@ -135,7 +135,7 @@ def test_status_repos_remove(env: Path) -> None:
 
 def test_cli_import_loads_no_heavy_library() -> None:
     code = (
-        "import sys, cli.main, signals.registry, engine.reader, engine.indexer;"
+        "import sys, cli.main, signals.registry, engine.index.opening, engine.indexing.indexer;"
         "heavy = {'torch', 'sentence_transformers', 'faiss', 'tantivy', 'onnxruntime',"
         " 'transformers', 'numpy'};"
         "print(sorted(heavy & set(sys.modules)))"
@@ -212,7 +212,7 @@ def test_a_query_runs_without_the_cyclic_collector_and_restores_it(
 ) -> None:
     import gc
 
-    from engine import reader
+    from engine.index import opening as reader
 
     seen: list[bool] = []
     open_index = reader.open_index
@@ -235,7 +235,7 @@ def test_a_query_runs_without_the_cyclic_collector_and_restores_it(
 def test_one_query_commands_tell_the_signals_they_answer_once(
     env: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from engine import reader
+    from engine.index import opening as reader
 
     seen: list[bool] = []
     open_index = reader.open_index

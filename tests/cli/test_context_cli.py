@@ -11,9 +11,9 @@ import pytest
 from click.testing import CliRunner
 
 from cli.context_command import SymbolResolver, context_command, context_for, verify_command
-from engine.home import Home
-from engine.indexer import Indexer
-from engine.reader import OpenIndex, open_index
+from engine.index.home import Home
+from engine.index.opening import OpenIndex, open_index
+from engine.indexing.indexer import Indexer
 from engine.signal import IndexOptions, OpenOptions
 from signals import registry
 from tests.signals.symbol.repos import PYTHON_INDEX, copy_python_toy

@@ -19,9 +19,9 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 from cli.output import response_json
-from engine.home import Home
-from engine.indexer import Indexer
-from engine.reader import open_index
+from engine.index.home import Home
+from engine.index.opening import open_index
+from engine.indexing.indexer import Indexer
 from engine.signal import IndexOptions, OpenOptions
 from engine.types import Filters
 from tests.conftest import fake_plugins

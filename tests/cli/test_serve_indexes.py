@@ -9,8 +9,8 @@ import pytest
 
 from cli.serve_indexes import IndexCache
 from engine.errors import RepoNotFound
-from engine.home import Home
-from engine.reader import OpenIndex
+from engine.index.home import Home
+from engine.index.opening import OpenIndex
 
 HANG_GUARD_S = 60.0  # fails a test that would otherwise hang; not a speed check
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from typing import TypeVar
 
-from engine.workerpool import Failure, WorkerPool
+from engine.indexing.workerpool import Failure, WorkerPool
 
 T = TypeVar("T")
 R = TypeVar("R")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.chunking_grammars import grammar_languages
+from engine.chunking.grammars import grammar_languages
 from engine.languages import LANGUAGES_WITH_GRAMMAR, SYNTAX_LANGUAGES, detect_language
 
 

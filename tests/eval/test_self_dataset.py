@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from engine.chunking import chunk_file
+from engine.chunking.chunker import chunk_file
 from engine.languages import detect_language
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -68,17 +68,18 @@ def test_the_checker_reports_a_broken_label() -> None:
     query = {
         "id": "self-x",
         "relevant": [
-            {"path": "engine/fusion.py", "symbol": "reciprocal_rank_fusion"},
-            {"path": "engine/fusion.py", "symbol": "reciprocal_rank_fusion_v2"},
+            {"path": "engine/search/fusion.py", "symbol": "reciprocal_rank_fusion"},
+            {"path": "engine/search/fusion.py", "symbol": "reciprocal_rank_fusion_v2"},
             {"path": "engine/no_such_module.py", "symbol": "anything"},
-            "tests/engine/test_fusion.py",
+            "tests/engine/search/test_fusion.py",
         ],
     }
     problems = label_problems(query, ROOT)
     assert problems == [
-        "self-x: engine/fusion.py has no chunk named reciprocal_rank_fusion_v2",
+        "self-x: engine/search/fusion.py has no chunk named reciprocal_rank_fusion_v2",
         "self-x: engine/no_such_module.py does not exist",
-        "self-x: tests/engine/test_fusion.py is outside engine/, signals/, scip/, cli/, eval/",
+        "self-x: tests/engine/search/test_fusion.py is outside engine/, signals/, scip/, cli/, "
+        "eval/",
     ]
 
 
@@ -109,7 +110,10 @@ def test_dataset_size_and_mix() -> None:
 
 @pytest.mark.parametrize(
     ("path", "symbol"),
-    [("engine/searcher.py", "Searcher.search"), ("engine/indexer.py", "Indexer._update")],
+    [
+        ("engine/search/searcher.py", "Searcher.search"),
+        ("engine/indexing/indexer.py", "Indexer._update"),
+    ],
 )
 def test_methods_are_named_class_dot_method(path: str, symbol: str) -> None:
     # Every method label relies on this naming; if the chunker changes it, labels must too.

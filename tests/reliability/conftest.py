@@ -15,13 +15,13 @@ import pytest
 from click.testing import CliRunner
 
 from cli.main import main
-from engine.generations import read_manifest
-from engine.home import Home
-from engine.indexer import Indexer, IndexReport
-from engine.reader import open_index
-from engine.searcher import Searcher
+from engine.index.generations import read_manifest
+from engine.index.home import Home
+from engine.index.opening import open_index
+from engine.index.store import STORE_FILE, ChunkStore
+from engine.indexing.indexer import Indexer, IndexReport
+from engine.search.searcher import Searcher
 from engine.signal import IndexOptions, OpenOptions, Signal
-from engine.store import STORE_FILE, ChunkStore
 from signals import registry
 
 GREETER = '''"""Greeting helpers."""
@@ -183,7 +183,7 @@ def assert_same_ranking(
 
 def stored_chunks(home: Home, slug: str = "toy") -> list[tuple[str, int, int, str]]:
     """Every chunk of the published generation as (path, start, end, text), sorted."""
-    from engine.generations import current_generation
+    from engine.index.generations import current_generation
 
     generation = current_generation(home.repo_dir(slug))
     assert generation is not None

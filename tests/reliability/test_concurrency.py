@@ -21,12 +21,12 @@ import orjson
 import pytest
 
 from cli.serve_indexes import IndexCache
-from engine.generations import current_generation, read_manifest, writer_lock
-from engine.home import Home
-from engine.reader import open_index
-from engine.searcher import Searcher
+from engine.index.generations import current_generation, read_manifest, writer_lock
+from engine.index.home import Home
+from engine.index.opening import open_index
+from engine.index.store import STORE_FILE, ChunkStore
+from engine.search.searcher import Searcher
 from engine.signal import OpenOptions, Signal
-from engine.store import STORE_FILE, ChunkStore
 from signals import registry
 from tests.reliability.conftest import (
     assert_same_ranking,
@@ -44,7 +44,7 @@ ENGINE = (
     "from cli.main import main; main()"
 )
 HOLD_LOCK = (
-    "import sys; from pathlib import Path; from engine.generations import writer_lock\n"
+    "import sys; from pathlib import Path; from engine.index.generations import writer_lock\n"
     "with writer_lock(Path(sys.argv[1]), wait=False, slug='toy'):\n"
     "    print('locked', flush=True); sys.stdin.readline()\n"
 )
@@ -307,7 +307,7 @@ def test_reader_that_stalls_while_writers_collect_its_generation(
     home: Home, indexed: Path, monkeypatch: pytest.MonkeyPatch, stall_in: str
 ) -> None:
     """Two reindexes publish and collect the generation a slow reader was about to open."""
-    import engine.reader
+    import engine.index.opening
 
     writer = indexer(home)
     stalled = [False]
@@ -320,14 +320,14 @@ def test_reader_that_stalls_while_writers_collect_its_generation(
                 writer.reindex("toy")
 
     if stall_in == "load_manifest":
-        real_load = engine.reader.load_manifest
+        real_load = engine.index.opening.load_manifest
 
         def slow_load(entry: Any) -> Any:
             found = real_load(entry)
             two_reindexes()
             return found
 
-        monkeypatch.setattr(engine.reader, "load_manifest", slow_load)
+        monkeypatch.setattr(engine.index.opening, "load_manifest", slow_load)
         plugins = registry.plugins()
     else:
         plugins = registry.plugins()

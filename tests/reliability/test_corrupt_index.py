@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from engine.generations import POINTER, current_generation
-from engine.home import Home
+from engine.index.generations import POINTER, current_generation
+from engine.index.home import Home
 from tests.reliability.conftest import cli
 
 QUERIES = ("greet", "backoff delay for a retried request", "shout")

@@ -31,9 +31,9 @@ import orjson
 import pytest
 
 from engine.errors import RepoNotFound
-from engine.generations import current_generation, generation_number
-from engine.home import Home
-from engine.store import STORE_FILE, ChunkStore
+from engine.index.generations import current_generation, generation_number
+from engine.index.home import Home
+from engine.index.store import STORE_FILE, ChunkStore
 from tests.reliability.conftest import (
     assert_same_ranking,
     generation_ranking,

@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from engine.generations import current_generation, generation_number
-from engine.home import Home
-from engine.write_failures import failure_message, is_disk_full
+from engine.index.generations import current_generation, generation_number
+from engine.index.home import Home
+from engine.index.write_failures import failure_message, is_disk_full
 from tests.reliability.conftest import cli, search, stored_chunks, write
 
 QUERIES = ("greet", "backoff delay", "brand new function")
@@ -76,7 +76,7 @@ def leftovers(home: Home) -> list[str]:
 
 
 def patch_store_insert(monkeypatch: pytest.MonkeyPatch) -> None:
-    from engine.store import ChunkStore
+    from engine.index.store import ChunkStore
 
     stand_in = fail_on_call(1, sqlite_full, ChunkStore.add_files)
     monkeypatch.setattr(ChunkStore, "add_files", stand_in)
@@ -86,7 +86,7 @@ def patch_store_copy(monkeypatch: pytest.MonkeyPatch) -> None:
     import shutil
 
     monkeypatch.setattr(
-        "engine.indexer.shutil.copyfile", fail_on_call(1, disk_full, shutil.copyfile)
+        "engine.indexing.indexer.shutil.copyfile", fail_on_call(1, disk_full, shutil.copyfile)
     )
 
 
@@ -97,18 +97,18 @@ def patch_lexical(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def patch_manifest(monkeypatch: pytest.MonkeyPatch) -> None:
-    from engine.generations import write_json_atomic
+    from engine.index.generations import write_json_atomic
 
     monkeypatch.setattr(
-        "engine.indexer.write_json_atomic",
+        "engine.indexing.indexer.write_json_atomic",
         fail_on_call(1, lambda: disk_full("manifest.json"), write_json_atomic),
     )
 
 
 def patch_publish(monkeypatch: pytest.MonkeyPatch) -> None:
-    from engine.generations import publish
+    from engine.index.generations import publish
 
-    monkeypatch.setattr("engine.indexer.publish", fail_on_call(1, disk_full, publish))
+    monkeypatch.setattr("engine.indexing.indexer.publish", fail_on_call(1, disk_full, publish))
 
 
 def patch_vector(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -197,12 +197,14 @@ def test_first_index_on_a_full_disk_leaves_nothing_half_built(
 def test_read_only_home_is_a_clear_error(
     home: Home, indexed: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from engine.generations import next_generation
+    from engine.index.generations import next_generation
 
     def denied() -> OSError:
         return PermissionError(errno.EACCES, "Permission denied", str(home.repo_dir("toy")))
 
-    monkeypatch.setattr("engine.indexer.next_generation", fail_on_call(1, denied, next_generation))
+    monkeypatch.setattr(
+        "engine.indexing.indexer.next_generation", fail_on_call(1, denied, next_generation)
+    )
     change_repo(indexed)
     code, data = cli("reindex", "toy")
     assert code == 1

@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
-from engine.chunking import chunk_file
+from engine.chunking.chunker import chunk_file
 from engine.errors import UsageError
-from engine.home import Home
-from engine.reading import SourceText, read_source
+from engine.index.home import Home
+from engine.indexing.source_file import SourceText, read_source
 from tests.engine.fakes import InProcessPool
 from tests.reliability.conftest import GREETER, cli, index, search, stored_chunks, write
 
@@ -198,7 +198,7 @@ def test_unreadable_file_is_reported_and_the_rest_indexed(
 @pytest.fixture
 def chunk_in_process(monkeypatch: pytest.MonkeyPatch) -> None:
     """Files are chunked in worker processes, which the patches below would not reach."""
-    monkeypatch.setattr("engine.filechunker.shared_pool", InProcessPool)
+    monkeypatch.setattr("engine.indexing.parallel_chunking.shared_pool", InProcessPool)
 
 
 def test_file_deleted_while_being_indexed(
@@ -211,7 +211,7 @@ def test_file_deleted_while_being_indexed(
             abs_path.unlink()  # gone between the walk and the read
         return read_source(abs_path, **kwargs)
 
-    monkeypatch.setattr("engine.filechunker.read_source", read_then_delete)
+    monkeypatch.setattr("engine.indexing.parallel_chunking.read_source", read_then_delete)
     report = index(home, repo)
     assert report.skipped == {"vanished": 1}
     assert {path for path, *_ in stored_chunks(home)} == {"toy/greeter.py", "toy/retry.py"}
@@ -236,7 +236,7 @@ def test_file_changed_while_being_indexed_is_picked_up_next_run(
             os.utime(target, ns=(source.mtime_ns + 10**9, source.mtime_ns + 10**9))
         return source
 
-    monkeypatch.setattr("engine.filechunker.read_source", read_then_change)
+    monkeypatch.setattr("engine.indexing.parallel_chunking.read_source", read_then_change)
     index(home, repo)
     assert top(home, "backoff_delay")[0] == "toy/retry.py"  # what was read is what is indexed
     monkeypatch.undo()
@@ -254,7 +254,7 @@ def test_chunker_failure_on_one_file_is_a_problem_not_a_crash(
             raise RecursionError("maximum recursion depth exceeded")
         return chunk_file(path, text, language)
 
-    monkeypatch.setattr("engine.filechunker.chunk_file", explode)
+    monkeypatch.setattr("engine.indexing.parallel_chunking.chunk_file", explode)
     report = index(home, repo)
     assert report.skipped == {"chunking-failed": 1}
     assert report.problems == [

@@ -19,9 +19,9 @@ from cli.serve_indexes import IndexCache
 from cli.serve_reindex import ReindexJobs
 from cli.serve_tools import TOOLS, ToolContext
 from engine.errors import UsageError
-from engine.home import Home
-from engine.reader import open_index
-from engine.searcher import MAX_QUERY_CHARS
+from engine.index.home import Home
+from engine.index.opening import open_index
+from engine.search.searcher import MAX_QUERY_CHARS
 from engine.signal import OpenOptions
 from signals import registry
 from tests.reliability.conftest import cli, stored_chunks

@@ -27,7 +27,7 @@ import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from engine.home import Home
+from engine.index.home import Home
 from tests.reliability.conftest import index, stored_chunks, write
 
 pytestmark = pytest.mark.slow

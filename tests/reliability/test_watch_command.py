@@ -14,8 +14,8 @@ from typing import Any
 import orjson
 import pytest
 
-from engine.home import Home
-from engine.watching import indexed_state
+from engine.index.home import Home
+from engine.indexing.watch import indexed_state
 from tests.reliability.conftest import index, search, stored_chunks, write
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]

@@ -1,4 +1,4 @@
-"""engine/watching.py: changes get indexed once a burst settles, one update per burst.
+"""engine/indexing/watch.py: changes get indexed once a burst settles, one update per burst.
 
 The decision logic runs against real files, the real indexer and a fake clock, so "a burst
 of 200 writes costs one update" is exact, not a matter of timing (the command itself, as a
@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 from engine.errors import EngineError
-from engine.home import Home
-from engine.indexer import MAX_FILE_BYTES
-from engine.watching import (
+from engine.index.home import Home
+from engine.indexing.indexer import MAX_FILE_BYTES
+from engine.indexing.watch import (
     Watcher,
     WatchEvent,
     WatchOptions,

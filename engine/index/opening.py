@@ -1,0 +1,152 @@
+"""Open a repository's published generation for searching: store, signals, warnings."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from engine.errors import (
+    EngineError,
+    IndexCorrupt,
+    IndexIncompatible,
+    RepoNotFound,
+    UsageError,
+)
+from engine.index.generations import POINTER, current_generation, read_manifest
+from engine.index.home import Home, RepoEntry
+from engine.index.store import STORE_FILE, ChunkStore
+from engine.search.searcher import Searcher
+from engine.signal import OpenOptions, Signal, SignalPlugin
+
+OPEN_ATTEMPTS = 3  # a retry happens only when a writer published during the open
+
+
+@dataclass
+class OpenIndex:
+    entry: RepoEntry
+    generation: Path
+    manifest: dict[str, Any]
+    store: ChunkStore
+    searcher: Searcher
+    warnings: list[str] = field(default_factory=list)
+
+    def close(self) -> None:
+        self.searcher.close()
+        self.store.close()
+
+
+def rebuild_hint(entry: RepoEntry) -> str:
+    """The command that rebuilds a damaged index of ``entry``, as the end of a message."""
+    # --full: an update trusts the previous generation's signals and would keep a damaged one.
+    return f"run engine index {entry.root} --name {entry.slug} --full to rebuild it"
+
+
+def load_manifest(entry: RepoEntry) -> tuple[Path, dict[str, Any]]:
+    try:
+        generation = current_generation(entry.directory)
+        if generation is None:
+            raise RepoNotFound(
+                f"{entry.slug} is registered but has no finished index yet — run engine "
+                f"reindex {entry.slug}"
+            )
+        return generation, read_manifest(generation)
+    except IndexIncompatible as exc:
+        raise IndexIncompatible(
+            f"the index of {entry.slug}: {exc} — {rebuild_hint(entry)}"
+        ) from None
+    except IndexCorrupt as exc:
+        raise IndexCorrupt(
+            f"the index of {entry.slug} is damaged: {exc} — {rebuild_hint(entry)}"
+        ) from None
+
+
+def open_index(
+    home: Home,
+    slug: str,
+    plugins: Mapping[str, SignalPlugin],
+    options: OpenOptions,
+    *,
+    only: Sequence[str] | None = None,
+    weights: Mapping[str, float] | None = None,
+    k: int | None = None,
+) -> OpenIndex:
+    """Open the published generation of ``slug`` with every ready signal (or ``only`` those).
+
+    A signal that is not ready or cannot open is left out and named in a warning; the others
+    still answer.
+    """
+    unknown = [name for name in only or () if name not in plugins]
+    if unknown:
+        raise UsageError(
+            f"unknown signal(s) {', '.join(unknown)} — choose from {', '.join(plugins)}"
+        )
+    entry = home.get(slug)
+    # A reader that stalls between reading the pointer and opening the files can find its
+    # generation collected by writers that published meanwhile: that is not damage, so it
+    # opens the newer generation instead of reporting one.
+    for attempt in range(1, OPEN_ATTEMPTS + 1):
+        pointer = _pointer(entry)
+        try:
+            opened = _open_published(entry, plugins, options, only, weights, k)
+        except IndexCorrupt:
+            if attempt == OPEN_ATTEMPTS or _pointer(entry) == pointer:
+                raise
+            continue
+        if opened.warnings and attempt < OPEN_ATTEMPTS and _pointer(entry) != pointer:
+            opened.close()
+            continue
+        return opened
+    raise AssertionError("unreachable: the last attempt returns or raises")
+
+
+def _pointer(entry: RepoEntry) -> bytes:
+    try:
+        return (entry.directory / POINTER).read_bytes()
+    except FileNotFoundError:
+        return b""
+
+
+def _open_published(
+    entry: RepoEntry,
+    plugins: Mapping[str, SignalPlugin],
+    options: OpenOptions,
+    only: Sequence[str] | None,
+    weights: Mapping[str, float] | None,
+    k: int | None,
+) -> OpenIndex:
+    slug = entry.slug
+    generation, manifest = load_manifest(entry)
+    try:
+        store = ChunkStore.open_readonly(generation / STORE_FILE)
+    except IndexCorrupt as exc:
+        raise IndexCorrupt(f"{exc} — {rebuild_hint(entry)}") from None
+    states: Mapping[str, Any] = manifest.get("signals", {})
+    signals: dict[str, Signal] = {}
+    warnings: list[str] = []
+    for name, plugin in plugins.items():
+        if only is not None and name not in only:
+            continue
+        state = states.get(name, {})
+        if not state.get("ready"):
+            why = state.get("message") or "not built"
+            warnings.append(
+                f"the {name} signal is off for {slug} ({why}) — run engine reindex {slug}"
+            )
+            continue
+        try:
+            signals[name] = plugin.open(generation / name, state.get("meta", {}), options)
+        except EngineError as exc:
+            warnings.append(f"the {name} signal is off: {exc} — {rebuild_hint(entry)}")
+        except Exception as exc:  # a backend's own error: keep the other signals answering
+            warnings.append(
+                f"the {name} signal is off: {type(exc).__name__}: {exc} — {rebuild_hint(entry)}"
+            )
+    if not signals:
+        store.close()
+        raise IndexCorrupt(
+            f"no signal of {slug} can answer ({'; '.join(warnings)}) — {rebuild_hint(entry)}"
+        )
+    searcher = Searcher(slug, store, signals, weights=weights, k=k, warnings=warnings)
+    return OpenIndex(entry, generation, manifest, store, searcher, warnings)

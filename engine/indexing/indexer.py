@@ -1,0 +1,631 @@
+"""Index a repository: walk, read, chunk, store, build every signal, publish a generation.
+
+An update is incremental: files whose size and mtime are unchanged are not read, files whose
+content hash is unchanged are not re-chunked, and signals receive only the chunks added and
+the ids removed. Fast signals (lexical, symbol) are published first so that search works as
+soon as chunking is done; slow ones (embedding) follow in a second generation. Either
+generation is published atomically; an interrupted run leaves the previous one in place.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import time
+from collections import Counter
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, overload
+
+from engine.chunking.chunker import CHUNKER_VERSION
+from engine.errors import IndexCorrupt, IndexIncompatible, UsageError
+from engine.index.generations import (
+    FORMAT_VERSION,
+    MANIFEST,
+    collect_garbage,
+    current_generation,
+    link_tree,
+    next_generation,
+    publish,
+    read_manifest,
+    write_json_atomic,
+    writer_lock,
+)
+from engine.index.home import Home, RepoEntry
+from engine.index.store import STORE_FILE, ChunkStore, FileRecord, FileRows
+from engine.index.write_failures import is_disk_full, write_failures_explained
+from engine.indexing.git_changes import Vouched, snapshot, vouched_since
+from engine.indexing.parallel_chunking import ChunkedFile, FileTask, chunk_files
+from engine.indexing.streaming import Streams
+from engine.indexing.walk import WalkedFile, walk
+from engine.signal import (
+    BuildJob,
+    BuildReport,
+    ConfiguredBuilder,
+    IndexOptions,
+    ProgressFn,
+    SignalBuilder,
+    SignalPlugin,
+    no_progress,
+)
+from engine.types import Chunk, Definition
+
+MAX_FILE_BYTES = 2_000_000
+MAX_PROBLEMS = 200  # per-file problems kept in the manifest; the count is always complete
+INSERT_BATCH_CHUNKS = 2_000  # chunked files are written to the store in batches of about this
+
+
+@dataclass
+class _Changes:
+    """What one update changed in the store, as the signal builders need it."""
+
+    added: list[Chunk] = field(default_factory=list)
+    removed_ids: list[int] = field(default_factory=list)
+    removed_paths: list[str] = field(default_factory=list)  # deleted or changed files
+    changed_paths: list[str] = field(default_factory=list)  # added or changed files
+    records_changed: bool = False  # stat data or the refused list changed, chunks maybe not
+    # The store was built from empty: ``added`` is every chunk in it, in id order.
+    complete: bool = False
+    # Signal name -> chunk id -> what the signal's analyzer gave for an added chunk.
+    analyses: dict[str, dict[int, Any]] = field(default_factory=dict)
+
+    def empty(self) -> bool:
+        return not (self.added or self.removed_ids or self.removed_paths or self.records_changed)
+
+
+@dataclass
+class IndexReport:
+    """What one ``engine index``/``reindex`` run did, for the summary and ``--json``."""
+
+    repo: str
+    root: str
+    generation: str = ""
+    files_indexed: int = 0  # files in the index after the run
+    files_added: int = 0
+    files_changed: int = 0
+    files_removed: int = 0
+    files_unchanged: int = 0
+    chunks: int = 0
+    chunks_added: int = 0
+    chunks_removed: int = 0
+    skipped: dict[str, int] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+    stage_seconds: dict[str, float] = field(default_factory=dict)
+    signals: dict[str, dict[str, Any]] = field(default_factory=dict)
+    full_rebuild: bool = False
+    up_to_date: bool = False  # nothing changed: no new generation was written
+
+
+def source_commit(root: Path) -> str:
+    """The git commit the work tree is at, or "" when it is not a git work tree."""
+    if not (root / ".git").exists():
+        return ""
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    return done.stdout.strip() if done.returncode == 0 else ""
+
+
+def _publish(
+    entry: RepoEntry, generation: Path, manifest: dict[str, Any], report: IndexReport
+) -> None:
+    """Write the manifest, publish the generation and note it in the report."""
+    write_json_atomic(generation / MANIFEST, manifest)
+    publish(entry.directory, generation)
+    report.generation = generation.name
+    report.signals = manifest["signals"]
+
+
+def _add_files(
+    store: ChunkStore, files: Sequence[ChunkedFile], changes: _Changes, streams: Streams
+) -> None:
+    """Write chunked files to the store; note their chunks and analyses in ``changes`` and
+    hand the chunks to the ``streams``."""
+    if not files:
+        return
+    added = store.add_files(
+        [
+            FileRows(
+                FileRecord(f.path, f.content_hash, f.language, f.size_bytes, f.mtime_ns),
+                f.chunks,
+                f.definitions,
+            )
+            for f in files
+        ]
+    )
+    changes.added += added
+    streams.add(files, added)
+    first = 0
+    for f in files:
+        ids = [c.id for c in added[first : first + len(f.chunks)]]
+        first += len(f.chunks)
+        for name, results in f.analyses.items():
+            if name in streams:
+                continue  # the stream has them already
+            changes.analyses.setdefault(name, {}).update(zip(ids, results, strict=False))
+
+
+class _StoreSource:
+    """ChunkSource over the store being built.
+
+    ``every_chunk``, when given, is the store's whole content in id order (an update that
+    built the store from empty still holds it): served from memory, not read back from SQLite.
+    """
+
+    def __init__(self, store: ChunkStore, every_chunk: Sequence[Chunk] | None = None) -> None:
+        self._store = store
+        self._every_chunk = every_chunk
+
+    def chunks(self, ids: Sequence[int]) -> Mapping[int, Chunk]:
+        return self._store.chunks(ids)
+
+    def iter_chunks(self) -> Any:
+        if self._every_chunk is not None:
+            return iter(self._every_chunk)
+        return self._store.iter_chunks()
+
+    def chunk_count(self) -> int:
+        return self._store.chunk_count()
+
+
+class _StoreDefinitions(Sequence[Definition]):
+    """Every definition in the store, read on first use: most builders never look at them,
+    and reading tens of thousands costs a noticeable share of a build."""
+
+    def __init__(self, store: ChunkStore) -> None:
+        self._store = store
+        self._read: list[Definition] | None = None
+
+    def _all(self) -> list[Definition]:
+        if self._read is None:
+            self._read = self._store.definitions()
+        return self._read
+
+    @overload
+    def __getitem__(self, index: int) -> Definition: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Definition]: ...
+
+    def __getitem__(self, index: int | slice) -> Definition | Sequence[Definition]:
+        return self._all()[index]
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+    def __iter__(self) -> Iterator[Definition]:
+        return iter(self._all())
+
+
+class Indexer:
+    def __init__(
+        self,
+        home: Home,
+        plugins: Mapping[str, SignalPlugin],
+        options: IndexOptions,
+        progress: ProgressFn = no_progress,
+    ) -> None:
+        self.home = home
+        self.plugins = plugins
+        self.options = options
+        self.progress = progress
+        self._builders: list[SignalBuilder] | None = None
+
+    def builders(self) -> list[SignalBuilder]:
+        """The signal builders, made on first use and kept: a long-lived indexer (``engine
+        watch``) then loads the embedding model once, not on every update."""
+        if self._builders is None:
+            self._builders = [p.make_builder(self.options) for p in self.plugins.values()]
+        return self._builders
+
+    def index(
+        self, slug: str, root: Path, *, wait: bool = False, full: bool = False
+    ) -> IndexReport:
+        """Register ``root`` under ``slug`` (if new) and bring its index up to date."""
+        root = root.expanduser()
+        if not root.exists():
+            raise UsageError(f"{root} does not exist — give the path of a repository folder")
+        if not root.is_dir():
+            raise UsageError(f"{root} is a file — give the path of a repository folder")
+        root = root.resolve()
+        existing = self.home.list()
+        for entry in existing:
+            if entry.slug == slug and entry.root != root:
+                raise UsageError(
+                    f"{slug} is already registered for {entry.root} — choose another --name, "
+                    f"or run engine remove {slug} first"
+                )
+        with write_failures_explained(slug):
+            entry = self.home.register(slug, root)
+            with writer_lock(entry.directory, wait=wait, slug=slug):
+                return self._update(entry, full=full)
+
+    def reindex(self, slug: str, *, wait: bool = False, full: bool = False) -> IndexReport:
+        entry = self.home.get(slug)
+        if not entry.root.is_dir():
+            raise UsageError(
+                f"{entry.root}, the folder {slug} was indexed from, is gone — index it again "
+                f"from its new place with engine index PATH --name {slug}"
+            )
+        with write_failures_explained(slug), writer_lock(entry.directory, wait=wait, slug=slug):
+            return self._update(entry, full=full)
+
+    # --- the update itself ------------------------------------------------------------------
+
+    def _previous(self, entry: RepoEntry, full: bool) -> tuple[Path | None, dict[str, Any]]:
+        """The generation to start from and its manifest, or (None, {}) for a clean build."""
+        if full:
+            return None, {}
+        try:
+            previous = current_generation(entry.directory)
+            if previous is None:
+                return None, {}
+            manifest = read_manifest(previous)
+        except (IndexCorrupt, IndexIncompatible):
+            return None, {}  # rebuild from scratch rather than trust a broken index
+        if manifest.get("chunker_version") != CHUNKER_VERSION:
+            return None, {}
+        try:
+            ChunkStore.open_readonly(previous / STORE_FILE).close()
+        except IndexCorrupt:
+            return None, {}  # a missing or damaged store: rebuild rather than copy it
+        return previous, manifest
+
+    def _update(self, entry: RepoEntry, *, full: bool) -> IndexReport:
+        report = IndexReport(repo=entry.slug, root=str(entry.root))
+        collect_garbage(entry.directory)
+        previous, manifest = self._previous(entry, full)
+        report.full_rebuild = previous is None
+
+        started = time.perf_counter()
+        # Before any file is read, so that the recorded state never claims a later one.
+        git = snapshot(entry.root)
+        vouched = vouched_since(entry.root, manifest, git) if previous is not None else None
+        report.stage_seconds["git"] = time.perf_counter() - started
+
+        started = time.perf_counter()
+        self.progress("walking", 0, 0)
+        walked = walk(entry.root, max_file_bytes=MAX_FILE_BYTES)
+        skipped: Counter[str] = Counter(str(s.reason) for s in walked.skipped)
+        report.stage_seconds["walk"] = time.perf_counter() - started
+
+        builders = self.builders()
+        generation = next_generation(entry.directory)
+        streams = Streams()
+        try:
+            store_path = generation / STORE_FILE
+            if previous is not None:
+                shutil.copyfile(previous / STORE_FILE, store_path)
+            store = ChunkStore.open_writable(store_path)
+            try:
+                if previous is None:  # a build from empty: index while chunking
+                    fast = [b for b in builders if not b.slow]
+                    streams = Streams.start(fast, generation, self.progress)
+                started = time.perf_counter()
+                changes = self._sync_store(store, walked.files, report, skipped, vouched, streams)
+                changes.complete = previous is None
+                report.stage_seconds["read+chunk"] = time.perf_counter() - started
+                report.files_indexed = store.file_count()
+                report.chunks = store.chunk_count()
+                report.skipped = dict(sorted(skipped.items()))
+                if (
+                    previous is not None
+                    and changes.empty()
+                    and self._all_synced(manifest)
+                    and not self._settings_changed(builders, manifest)
+                ):
+                    store.close()
+                    shutil.rmtree(generation)
+                    report.generation = previous.name
+                    report.signals = dict(manifest.get("signals", {}))
+                    report.up_to_date = True
+                    return report
+                new_manifest = self._manifest(entry, store, report)
+                if git is not None:
+                    new_manifest.update(git.manifest_fields())
+                new_manifest["signals"] = self._run_builders(
+                    [b for b in builders if not b.slow],
+                    store,
+                    entry,
+                    generation,
+                    previous,
+                    manifest,
+                    changes,
+                    report,
+                    streams,
+                )
+                for builder in builders:
+                    if builder.slow:
+                        new_manifest["signals"][builder.name] = self._carry_forward(
+                            builder.name, generation, previous, manifest
+                        )
+            finally:
+                store.close()
+            _publish(entry, generation, new_manifest, report)
+        except BaseException:
+            streams.abort()
+            shutil.rmtree(generation, ignore_errors=True)
+            raise
+
+        slow = [b for b in builders if b.slow]
+        if slow:
+            self._slow_phase(
+                slow, entry, generation, new_manifest, previous, manifest, changes, report
+            )
+        collect_garbage(entry.directory)
+        return report
+
+    def _settings_changed(
+        self, builders: Sequence[SignalBuilder], manifest: Mapping[str, Any]
+    ) -> bool:
+        """True when a builder was given settings other than those its signal was built with."""
+        states: Mapping[str, Any] = manifest.get("signals", {})
+        return any(
+            isinstance(b, ConfiguredBuilder)
+            and b.settings_changed(states.get(b.name, {}).get("meta", {}))
+            for b in builders
+        )
+
+    def _all_synced(self, manifest: Mapping[str, Any]) -> bool:
+        """True when every registered signal is built and in step with the store."""
+        states: Mapping[str, Any] = manifest.get("signals", {})
+        return all(
+            states.get(name, {}).get("ready") and states.get(name, {}).get("synced", True)
+            for name in self.plugins
+        )
+
+    def _sync_store(
+        self,
+        store: ChunkStore,
+        files: Sequence[WalkedFile],
+        report: IndexReport,
+        skipped: Counter[str],
+        vouched: Vouched | None = None,
+        streams: Streams | None = None,
+    ) -> _Changes:
+        """Bring the store in line with the walked files; return what changed.
+
+        A file whose stat changed is read unless git ``vouched`` for its content.
+        """
+        streams = streams if streams is not None else Streams()
+        known = store.files()
+        refused_before = store.unindexed()
+        refused: dict[str, tuple[str, int, int]] = {}
+        changes = _Changes()
+        kept: set[str] = set()
+        tasks: list[FileTask] = []
+        stats: dict[str, tuple[int, int]] = {}
+        for walked in files:
+            stat = stats[walked.path] = (walked.size_bytes, walked.mtime_ns)
+            record = known.get(walked.path)
+            if record is not None and (record.size_bytes, record.mtime_ns) == stat:
+                kept.add(walked.path)
+                report.files_unchanged += 1
+                continue
+            if (
+                record is not None
+                and vouched is not None
+                and vouched.covers(walked.path, record.mtime_ns)
+            ):
+                store.touch_file(walked.path, *stat)
+                changes.records_changed = True
+                kept.add(walked.path)
+                report.files_unchanged += 1
+                continue
+            before = refused_before.get(walked.path)
+            if record is None and before is not None and before[1:] == stat:
+                refused[walked.path] = before
+                skipped[before[0]] += 1
+                continue
+            known_hash = record.content_hash if record else ""
+            tasks.append(FileTask(walked.path, str(walked.abs_path), known_hash))
+        total = len(tasks)
+        self.progress("chunking", 0, total)
+        analyzers = {n: p.analyze for n, p in self.plugins.items() if p.analyze is not None}
+        results = chunk_files(tasks, max_file_bytes=MAX_FILE_BYTES, analyzers=analyzers)
+        pending: list[ChunkedFile] = []
+        pending_chunks = 0
+        for done, result in enumerate(results, 1):
+            if done % 50 == 0:
+                self.progress("chunking", done, total)
+            path = result.path
+            if result.status == "unchanged":
+                store.touch_file(path, result.size_bytes, result.mtime_ns)
+                changes.records_changed = True
+                kept.add(path)
+                report.files_unchanged += 1
+                continue
+            if result.status != "chunked":
+                skipped[result.status] += 1
+                refused[path] = (result.status, *stats[path])
+                if result.error:
+                    report.problems.append(f"{path}: {result.status} ({result.error})")
+                continue
+            if result.had_decode_errors:
+                report.problems.append(f"{path}: undecodable bytes replaced")
+            if path in known:
+                changes.removed_ids.extend(store.remove_files([path]))
+                changes.removed_paths.append(path)
+                report.files_changed += 1
+            else:
+                report.files_added += 1
+            kept.add(path)
+            changes.changed_paths.append(path)
+            pending.append(result)
+            pending_chunks += len(result.chunks)
+            if pending_chunks >= INSERT_BATCH_CHUNKS:
+                _add_files(store, pending, changes, streams)
+                pending, pending_chunks = [], 0
+        _add_files(store, pending, changes, streams)
+        if refused != refused_before:
+            store.set_unindexed(refused)
+            changes.records_changed = True
+        gone = [path for path in known if path not in kept]
+        changes.removed_ids.extend(store.remove_files(gone))
+        changes.removed_paths.extend(gone)
+        report.files_removed = len(gone)
+        report.chunks_added = len(changes.added)
+        report.chunks_removed = len(changes.removed_ids)
+        self.progress("chunking", total, total)
+        return changes
+
+    def _manifest(self, entry: RepoEntry, store: ChunkStore, report: IndexReport) -> dict[str, Any]:
+        return {
+            "format_version": FORMAT_VERSION,
+            "chunker_version": CHUNKER_VERSION,
+            "repo": entry.slug,
+            "root": str(entry.root),
+            "built_at": datetime.now(UTC).isoformat(timespec="seconds"),
+            "source_commit": source_commit(entry.root),
+            "files": report.files_indexed,
+            "chunks": report.chunks,
+            "languages": store.language_counts(),
+            "skipped": report.skipped,
+            "problems": report.problems[:MAX_PROBLEMS],
+        }
+
+    def _job(
+        self,
+        builder: SignalBuilder,
+        directory: Path,
+        entry: RepoEntry,
+        store: ChunkStore,
+        previous_dir: Path | None,
+        previous_entry: Mapping[str, Any],
+        changes: _Changes,
+    ) -> BuildJob:
+        incremental = (
+            previous_dir is not None
+            and previous_dir.is_dir()
+            and bool(previous_entry.get("ready"))
+            and bool(previous_entry.get("synced", True))
+        )
+        every_chunk = changes.added if changes.complete else None
+        source = _StoreSource(store, every_chunk)
+
+        def progress(stage: str, done: int, total: int) -> None:
+            self.progress(stage, done, total)
+
+        return BuildJob(
+            repo_root=entry.root,
+            directory=directory,
+            previous_dir=previous_dir if incremental else None,
+            previous_meta=dict(previous_entry.get("meta", {})) if incremental else {},
+            added=changes.added if incremental else list(source.iter_chunks()),
+            removed_ids=changes.removed_ids if incremental else [],
+            removed_paths=changes.removed_paths if incremental else [],
+            definitions=_StoreDefinitions(store),
+            changed_paths=changes.changed_paths,
+            source=source,
+            progress=progress,
+            analyses=changes.analyses.get(builder.name, {}),
+        )
+
+    def _run_builders(
+        self,
+        builders: Sequence[SignalBuilder],
+        store: ChunkStore,
+        entry: RepoEntry,
+        generation: Path,
+        previous: Path | None,
+        manifest: Mapping[str, Any],
+        changes: _Changes,
+        report: IndexReport,
+        streams: Streams | None = None,
+    ) -> dict[str, dict[str, Any]]:
+        """Build each signal (``build``, or ``finish`` of its stream if it has one)."""
+        states: dict[str, dict[str, Any]] = {}
+        previous_signals: Mapping[str, Any] = manifest.get("signals", {})
+        streams = streams if streams is not None else Streams()
+        for builder in builders:
+            directory = generation / builder.name
+            job: BuildJob | None = None
+            if builder.name not in streams:
+                directory.mkdir()
+                job = self._job(
+                    builder,
+                    directory,
+                    entry,
+                    store,
+                    previous / builder.name if previous else None,
+                    previous_signals.get(builder.name, {}),
+                    changes,
+                )
+            started = time.perf_counter()
+            try:
+                built = builder.build(job) if job is not None else streams.finish(builder.name)
+            except Exception as exc:  # one failing signal leaves the others usable
+                if is_disk_full(exc):
+                    raise  # every later write fails too: keep the previous generation
+                shutil.rmtree(directory, ignore_errors=True)
+                directory.mkdir()
+                built = BuildReport(ready=False, message=f"failed: {type(exc).__name__}: {exc}")
+                report.problems.append(f"{builder.name} signal: {built.message}")
+            seconds = time.perf_counter() - started
+            report.stage_seconds[builder.name] = seconds
+            report.problems.extend(built.problems[:MAX_PROBLEMS])
+            states[builder.name] = {
+                "ready": built.ready,
+                "synced": built.ready,
+                "meta": built.meta,
+                "message": built.message,
+                "seconds": round(seconds, 3),
+            }
+        return states
+
+    def _carry_forward(
+        self, name: str, generation: Path, previous: Path | None, manifest: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        """Keep a slow signal searchable (slightly stale) while it is being rebuilt."""
+        old = manifest.get("signals", {}).get(name, {})
+        directory = generation / name
+        if previous is not None and old.get("ready") and (previous / name).is_dir():
+            link_tree(previous / name, directory)
+            return {**old, "synced": False, "message": "updating"}
+        directory.mkdir()
+        return {"ready": False, "synced": False, "meta": {}, "message": "pending"}
+
+    def _slow_phase(
+        self,
+        builders: Sequence[SignalBuilder],
+        entry: RepoEntry,
+        fast_generation: Path,
+        fast_manifest: dict[str, Any],
+        previous: Path | None,
+        manifest: Mapping[str, Any],
+        changes: _Changes,
+        report: IndexReport,
+    ) -> None:
+        """Build slow signals into one more generation, linked from the one just published."""
+        names = {b.name for b in builders}
+        generation = next_generation(entry.directory)
+        try:
+            for child in fast_generation.iterdir():
+                if child.name in names or child.name == MANIFEST:
+                    continue
+                if child.is_dir():
+                    link_tree(child, generation / child.name)
+                else:
+                    os.link(child, generation / child.name)
+            store = ChunkStore.open_readonly(generation / STORE_FILE)
+            try:
+                states = self._run_builders(
+                    builders, store, entry, generation, previous, manifest, changes, report
+                )
+            finally:
+                store.close()
+            new_manifest = {**fast_manifest, "signals": {**fast_manifest["signals"], **states}}
+            _publish(entry, generation, new_manifest, report)
+        except BaseException:
+            shutil.rmtree(generation, ignore_errors=True)
+            raise

@@ -1,0 +1,10 @@
+"""Search: one query through every signal in parallel, fused, re-ranked, packed.
+
+- ``searcher``: the one ranking path (signals in parallel, fuse, hits to chunks).
+- ``routing``: what kind of query this is, and the fusion weights for that kind.
+- ``fusion``: reciprocal rank fusion of named, ranked hit lists.
+- ``rerank``: what happens to fused results before they are shown (priors, dedup, diversity).
+- ``confidence``: the ``lowConfidence`` flag.
+- ``federation``: several repositories' answers merged into one ranking.
+- ``budget``: results packed into a token budget without cutting code mid-line.
+"""

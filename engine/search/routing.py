@@ -1,0 +1,54 @@
+"""Query-type routing: which kind of query this is, and the fusion weights for that kind.
+
+An identifier-like query ("APIRouter", "parse_header_links", "Greeter.greet") is answered
+by all signals evenly with a small k (top ranks dominate); a question in words leans on the
+vector signal; a long pasted report or stack trace leans on lexical matching of the
+identifiers and error strings it contains (the vector signal reads only its first 256 word
+pieces, and the symbol signal's frame matches did not help on the datasets). The weights
+per kind were chosen with ``python -m eval.tune`` on the labeled datasets (see
+eval/RESULTS.md), not on single queries.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+from engine.terms import analyze_query, identifiers, looks_like_identifier
+
+QueryKind = Literal["identifier", "question", "long"]
+
+LONG_QUERY_TOKENS = 40
+
+
+def query_kind(text: str) -> QueryKind:
+    tokens = identifiers(text)
+    if len(tokens) >= LONG_QUERY_TOKENS or text.count("\n") >= 3:
+        return "long"
+    words = text.split()
+    if len(words) <= 3 and any(looks_like_identifier(w.strip("`'\"()")) for w in words):
+        return "identifier"
+    if len(words) == 1:
+        return "identifier"
+    if analyze_query(text).identifiers and len(words) <= 4:
+        return "identifier"
+    return "question"
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    k: int
+    weights: Mapping[str, float]
+
+
+# Tuned on jinja, ky and urfave-cli (eval.tune --kind ...); the self dataset is held out.
+ROUTES: Mapping[QueryKind, Route] = {
+    "identifier": Route(10, {"lexical": 1.0, "vector": 1.0, "symbol": 1.0}),
+    "question": Route(60, {"lexical": 1.0, "vector": 3.0, "symbol": 0.25}),
+    "long": Route(10, {"lexical": 1.0, "vector": 0.5, "symbol": 0.0}),
+}
+
+
+def route(text: str) -> Route:
+    return ROUTES[query_kind(text)]

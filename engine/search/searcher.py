@@ -1,0 +1,244 @@
+"""The one ranking path: send a query to every signal in parallel, fuse, map hits to chunks.
+
+The CLI, the agent tool and the evaluation harness all search through ``Searcher.search``.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Protocol
+
+from engine.errors import UsageError
+from engine.search.confidence import low_confidence
+from engine.search.fusion import DEFAULT_K, Fused, reciprocal_rank_fusion
+from engine.search.rerank import DEFAULT_RANKING, RankingOptions, rerank
+from engine.search.routing import ROUTES, query_kind
+from engine.signal import Signal
+from engine.types import Chunk, Filters, Location, Query, Result, SearchResponse, SignalRun
+
+MAX_QUERY_CHARS = 20_000  # longer text (a pasted log) is cut; the head carries the question
+MIN_DEPTH = 50  # how many hits each signal is asked for, at least
+
+
+class ChunkReader(Protocol):
+    def chunks(self, ids: Sequence[int]) -> Mapping[int, Chunk]: ...
+
+
+def clean_query(text: str) -> str:
+    """Query text as the signals receive it: control characters and lone surrogates (which
+    UTF-8 cannot encode, so no backend can take them) become spaces; cut to MAX_QUERY_CHARS."""
+    clean = "".join(ch if ch.isprintable() or ch in "\n\t" else " " for ch in text)
+    return clean[:MAX_QUERY_CHARS]
+
+
+def _matches(chunk: Chunk | None, location: Location | None, filters: Filters) -> bool:
+    path = chunk.path if chunk else (location.path if location else "")
+    if filters.path_globs and not any(
+        fnmatch.fnmatchcase(path, glob) or fnmatch.fnmatchcase(path, f"{glob.rstrip('/')}/*")
+        for glob in filters.path_globs
+    ):
+        return False
+    if chunk is None:
+        return not filters.languages and not filters.kinds
+    if filters.languages and chunk.language not in filters.languages:
+        return False
+    return not (filters.kinds and chunk.kind not in filters.kinds)
+
+
+class Searcher:
+    """Searches one repository's published index with a set of named signals."""
+
+    def __init__(
+        self,
+        repo: str,
+        store: ChunkReader,
+        signals: Mapping[str, Signal],
+        *,
+        weights: Mapping[str, float] | None = None,
+        k: int | None = None,
+        warnings: Sequence[str] = (),
+        ranking: RankingOptions = DEFAULT_RANKING,
+    ) -> None:
+        self.repo = repo
+        self.store = store
+        self.signals = dict(signals)
+        # None: route by query kind (engine/search/routing.py); given: fixed for every query.
+        self.weights = dict(weights) if weights is not None else None
+        self.k = k
+        self.warnings = list(warnings)
+        self.ranking = ranking
+        self._pool: ThreadPoolExecutor | None = None
+        self._pool_lock = threading.Lock()
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+
+    def _executor(self) -> ThreadPoolExecutor:
+        # Created on first use (a one-shot CLI query with one signal needs none), under a
+        # lock because the agent tool searches from several threads at once.
+        with self._pool_lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(
+                    max_workers=max(1, len(self.signals)), thread_name_prefix="signal"
+                )
+            return self._pool
+
+    def select(self, names: Sequence[str] | None) -> dict[str, Signal]:
+        if names is None:
+            return dict(self.signals)
+        unknown = [n for n in names if n not in self.signals]
+        if unknown:
+            ready = ", ".join(self.signals) or "none"
+            raise UsageError(
+                f"signal(s) {', '.join(unknown)} not available for {self.repo} (ready: {ready})"
+            )
+        return {n: self.signals[n] for n in names}
+
+    def run_signals(
+        self, query: Query, depth: int, names: Sequence[str] | None = None
+    ) -> list[SignalRun]:
+        """Ask each selected signal for ``depth`` hits, in parallel; failures become data."""
+        chosen = self.select(names)
+
+        def timed(signal: Signal) -> SignalRun:
+            start = time.perf_counter()
+            try:
+                hits = signal.search(query, depth)
+            except Exception as exc:  # one broken signal must not sink the query
+                elapsed = (time.perf_counter() - start) * 1000
+                return SignalRun(signal.name, [], elapsed, f"{type(exc).__name__}: {exc}")
+            return SignalRun(signal.name, hits, (time.perf_counter() - start) * 1000)
+
+        if len(chosen) == 1:
+            return [timed(next(iter(chosen.values())))]
+        futures: list[Future[SignalRun]] = [
+            self._executor().submit(timed, s) for s in chosen.values()
+        ]
+        return [f.result() for f in futures]
+
+    def search(
+        self,
+        text: str,
+        *,
+        limit: int = 10,
+        signals: Sequence[str] | None = None,
+        filters: Filters | None = None,
+        ranking: RankingOptions | None = None,
+    ) -> SearchResponse:
+        if limit < 1:
+            raise UsageError("limit must be at least 1")
+        clean = clean_query(text)
+        if not clean.strip():
+            raise UsageError("the query is empty — say what code you are looking for")
+        query = Query(clean, filters or Filters())
+        depth = max(limit * 3, MIN_DEPTH)
+        runs = self.run_signals(query, depth, signals)
+        kind = query_kind(clean)
+        chosen = ROUTES[kind]
+        results = self.rank(
+            runs,
+            query.filters,
+            limit,
+            ranking or self.ranking,
+            weights=self.weights if self.weights is not None else chosen.weights,
+            k=self.k if self.k is not None else chosen.k,
+        )
+        warnings = list(self.warnings)
+        for name in signals or self.signals:
+            signal = self.signals.get(name)
+            if signal is not None and signal.warning:
+                warnings.append(signal.warning)
+        warnings.extend(
+            f"{run.signal} signal failed: {run.error} — if this repeats, its index may be "
+            f"damaged: engine reindex {self.repo} --full rebuilds it"
+            for run in runs
+            if run.error
+        )
+        return SearchResponse(
+            clean,
+            results,
+            runs,
+            warnings,
+            low_confidence=bool(results) and low_confidence(runs),
+            query_kind=kind,
+        )
+
+    def rank(
+        self,
+        runs: Sequence[SignalRun],
+        filters: Filters,
+        limit: int,
+        ranking: RankingOptions,
+        *,
+        weights: Mapping[str, float] | None = None,
+        k: int | None = None,
+    ) -> list[Result]:
+        """Fuse the signals' runs, map hits to chunks, apply priors and diversity.
+
+        ``weights`` and ``k`` override the searcher's own, for tuning them offline.
+        """
+        fused = reciprocal_rank_fusion(
+            {run.signal: run.hits for run in runs if not run.error},
+            weights if weights is not None else (self.weights or {}),
+            k=k if k is not None else (self.k or DEFAULT_K),
+        )
+        candidates = self._results(fused, filters, max(limit * 4, MIN_DEPTH))
+        return rerank(candidates, ranking, limit)
+
+    def _results(self, fused: list[Fused], filters: Filters, limit: int) -> list[Result]:
+        results: list[Result] = []
+        # Chunks are read from the store a window at a time, best first: usually the first
+        # ``limit`` fused keys fill the list, and the rest (up to 3x as many) are never read.
+        chunks: dict[int, Chunk] = {}
+        fetched = 0
+        for position, item in enumerate(fused):
+            if position >= fetched:
+                window = fused[fetched : fetched + limit]
+                chunks.update(self.store.chunks([f.key for f in window if isinstance(f.key, int)]))
+                fetched += len(window)
+            chunk = chunks.get(item.key) if isinstance(item.key, int) else None
+            location = item.key if isinstance(item.key, Location) else None
+            if chunk is None and location is None:
+                continue  # a signal still knows a chunk the store no longer has
+            if not _matches(chunk, location, filters):
+                continue
+            sources = tuple(c.signal for c in item.contributions)
+            if chunk is not None:
+                results.append(
+                    Result(
+                        repo=self.repo,
+                        path=chunk.path,
+                        start_line=chunk.start_line,
+                        end_line=chunk.end_line,
+                        symbol_name=item.symbol or chunk.qualified_name or chunk.name,
+                        content=chunk.text,
+                        score=round(item.score, 4),
+                        sources=sources,
+                        chunk_id=chunk.id,
+                        language=chunk.language,
+                        kind=chunk.kind,
+                        contributions=item.contributions,
+                    )
+                )
+            elif location is not None:
+                results.append(
+                    Result(
+                        repo=self.repo,
+                        path=location.path,
+                        start_line=location.start_line,
+                        end_line=location.end_line,
+                        symbol_name=item.symbol,
+                        content="",
+                        score=round(item.score, 4),
+                        sources=sources,
+                        contributions=item.contributions,
+                    )
+                )
+            if len(results) >= limit:
+                break
+        return results

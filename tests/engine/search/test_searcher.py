@@ -1,0 +1,127 @@
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import pytest
+
+from engine.errors import UsageError
+from engine.search.rerank import RankingOptions
+from engine.search.searcher import Searcher
+from engine.types import Chunk, Filters, Hit, Location, Query
+from tests.fakes import FakeChunkSource, FakeSignal, make_chunk
+
+
+def make_searcher(**signals: FakeSignal) -> Searcher:
+    store = FakeChunkSource(
+        [
+            make_chunk(1, "src/a.py", "def greet(name):\n    return name", name="greet"),
+            make_chunk(2, "src/b.py", "def shout(x):\n    return x", name="shout"),
+            make_chunk(3, "tests/test_a.ts", "function t() {}", name="t", language="typescript"),
+        ]
+    )
+    return Searcher("toy", store, signals, weights={"lexical": 1.0, "vector": 1.0})
+
+
+def test_results_are_fused_mapped_and_tagged() -> None:
+    searcher = make_searcher(
+        lexical=FakeSignal("lexical", {"greet": [Hit(1, 5.0), Hit(2, 1.0)]}),
+        vector=FakeSignal("vector", {"greet": [Hit(1, 0.9), Hit(3, 0.5)]}),
+    )
+    response = searcher.search("greet", limit=10)
+    first = response.results[0]
+    assert (first.path, first.start_line, first.end_line) == ("src/a.py", 1, 2)
+    assert first.sources == ("lexical", "vector")
+    assert first.symbol_name == "greet"
+    assert first.content == "def greet(name):\n    return name"
+    assert first.score == 1.0
+    assert {r.path for r in response.results} == {"src/a.py", "src/b.py", "tests/test_a.ts"}
+    assert [run.signal for run in response.runs] == ["lexical", "vector"]
+
+
+def test_limit_and_subset() -> None:
+    lexical = FakeSignal("lexical", {"q": [Hit(1, 1.0), Hit(2, 1.0)]})
+    vector = FakeSignal("vector", {"q": [Hit(3, 1.0)]})
+    searcher = make_searcher(lexical=lexical, vector=vector)
+    response = searcher.search("q", limit=1, signals=["vector"])
+    assert [r.path for r in response.results] == ["tests/test_a.ts"]
+    assert lexical.calls == []
+    with pytest.raises(UsageError, match="nope"):
+        searcher.search("q", signals=["nope"])
+
+
+def test_failing_signal_becomes_a_warning() -> None:
+    searcher = make_searcher(
+        lexical=FakeSignal("lexical", {"q": [Hit(2, 1.0)]}),
+        vector=FakeSignal("vector", error=RuntimeError("boom")),
+    )
+    response = searcher.search("q")
+    assert [r.path for r in response.results] == ["src/b.py"]
+    assert any("vector signal failed" in w and "boom" in w for w in response.warnings)
+
+
+def test_filters() -> None:
+    searcher = make_searcher(
+        lexical=FakeSignal("lexical", {"q": [Hit(1, 1.0), Hit(2, 1.0), Hit(3, 1.0)]})
+    )
+    assert [r.path for r in searcher.search("q", filters=Filters(path_globs=("src",))).results] == [
+        "src/a.py",
+        "src/b.py",
+    ]
+    only_ts = searcher.search("q", filters=Filters(languages=("typescript",))).results
+    assert [r.path for r in only_ts] == ["tests/test_a.ts"]
+
+
+def test_unknown_chunk_ids_are_dropped_and_locations_kept() -> None:
+    loc = Location("gen/x.py", 4, 9)
+    searcher = make_searcher(
+        lexical=FakeSignal("lexical", {"q": [Hit(99, 1.0), Hit(None, 1.0, "x.y", loc)]})
+    )
+    results = searcher.search("q").results
+    assert [(r.path, r.start_line, r.content, r.symbol_name) for r in results] == [
+        ("gen/x.py", 4, "", "x.y")
+    ]
+
+
+@pytest.mark.parametrize("text", ["", "   ", "\x00\x01\x02"])
+def test_empty_query_is_a_usage_error(text: str) -> None:
+    searcher = make_searcher(lexical=FakeSignal("lexical"))
+    with pytest.raises(UsageError, match="empty"):
+        searcher.search(text)
+
+
+def test_signal_warning_is_reported() -> None:
+    searcher = make_searcher(lexical=FakeSignal("lexical", warning="model mismatch"))
+    assert "model mismatch" in searcher.search("q").warnings
+
+
+NO_PRIORS = RankingOptions(include_tests=True, include_generated=True, max_per_file=1000)
+
+
+class CountingSource(FakeChunkSource):
+    def __init__(self, chunks: list[Chunk]) -> None:
+        super().__init__(chunks)
+        self.asked: list[int] = []
+
+    def chunks(self, ids: Sequence[int]) -> Mapping[int, Chunk]:
+        self.asked.extend(ids)
+        return super().chunks(ids)
+
+
+def test_only_the_chunks_needed_are_read_and_filters_read_further() -> None:
+    chunks = [
+        make_chunk(i, f"{'src' if i > 150 else 'lib'}/m{i}.py", f"def f{i}(): pass", name=f"f{i}")
+        for i in range(1, 201)
+    ]
+    store = CountingSource(chunks)
+    hits = [Hit(i, 1.0 / i) for i in range(1, 201)]
+    searcher = Searcher("toy", store, {"lexical": FakeSignal("lexical", {"q": hits})})
+
+    results = searcher.rank(searcher.run_signals(Query("q"), 200), Filters(), 5, NO_PRIORS)
+    assert [r.chunk_id for r in results] == [1, 2, 3, 4, 5]
+    assert len(store.asked) == 50  # one window of candidates, not all 200 fused keys
+
+    store.asked.clear()
+    only_src = Filters(path_globs=("src",))
+    results = searcher.rank(searcher.run_signals(Query("q"), 200), only_src, 5, NO_PRIORS)
+    assert [r.chunk_id for r in results] == [151, 152, 153, 154, 155]
+    assert sorted(store.asked) == list(range(1, 201))  # windows until enough survive
