@@ -171,6 +171,15 @@ class Contribution:
 
 
 @dataclass(frozen=True, slots=True)
+class Adjustment:
+    """One ranking feature's part in a result's final score, for --explain."""
+
+    feature: str  # a name in engine.search.rerank.FEATURES, or "prior"
+    factor: float  # what it multiplied the score by
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
 class Result:
     """A fused, ranked answer: the unit every formatter prints."""
 
@@ -189,6 +198,8 @@ class Result:
     prior: float = 1.0  # the path prior that scaled the fused score (1.0: none)
     prior_reason: str = ""  # "test", "generated-or-vendored", or ""
     duplicates: tuple[str, ...] = ()  # other paths holding identical content
+    name: str = ""  # the chunk's own definition name; "" for module, section and window chunks
+    adjustments: tuple[Adjustment, ...] = ()  # the ranking stage's factors, in order applied
 
     def contract_json(self) -> dict[str, object]:
         """The fields every answer carries in JSON (``engine query --json``, the agent tool,

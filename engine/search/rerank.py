@@ -15,7 +15,11 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from engine.types import Result
+from engine.search.definitions import DEFAULT_BOOSTS, QueryNames, definition_factor, query_names
+from engine.search.file_evidence import DECAY, OTHERS, file_bonuses
+from engine.search.path_evidence import path_share
+from engine.search.stems import content_stems
+from engine.types import Adjustment, Result
 
 _TEST_PATH = re.compile(
     r"(^|/)(tests?|__tests__|spec|specs|testing|testdata|fixtures?)/"
@@ -33,11 +37,42 @@ class RankingOptions:
     include_generated: bool = False
     test_prior: float = 0.6  # multiplies a test file's fused score
     generated_prior: float = 0.5  # generated or vendored code
+    docs_prior: float = 1.0  # documentation (markdown sections, text windows)
     max_per_file: int = 3
+    candidates: int = 50  # fused results the ranking stage sees (each signal is asked as many)
     dedupe: bool = True
+    definitions: bool = True  # definition first (engine/search/definitions.py)
+    path_evidence: bool = True  # query words naming the path (engine/search/path_evidence.py)
+    path_weight: float = 0.5  # the multiplier reaches 1 + this when the path names every word
+    file_evidence: bool = True  # several strong chunks in one file (file_evidence.py)
+    file_weight: float = 0.3
 
+    def without(self, feature: str) -> RankingOptions:
+        """These options with one switchable feature (a name in ``FEATURES``) turned off."""
+        if feature not in FEATURES:
+            raise ValueError(f"unknown ranking feature {feature!r}; known: {', '.join(FEATURES)}")
+        if feature == "priors":
+            return replace(self, include_tests=True, include_generated=True, docs_prior=1.0)
+        return replace(self, **{feature: False})
+
+
+# The ranking features that can be switched off one at a time, as the evaluation's ablation
+# rows do (each a boolean field above, except "priors": every path prior).
+FEATURES: tuple[str, ...] = ("definitions", "path_evidence", "file_evidence", "priors", "dedupe")
 
 DEFAULT_RANKING = RankingOptions()
+
+
+@dataclass(frozen=True, slots=True)
+class RankQuery:
+    """What the ranking stage reads of a query, worked out once."""
+
+    names: QueryNames
+    stems: tuple[str, ...]
+
+    @classmethod
+    def of(cls, text: str, identifier_query: bool) -> RankQuery:
+        return cls(query_names(text, identifier_query), content_stems(text))
 
 
 def path_prior(path: str, options: RankingOptions) -> tuple[float, str]:
@@ -59,14 +94,91 @@ def _overlaps(a: Result, b: Result) -> bool:
     return a.path == b.path and a.start_line <= b.end_line and b.start_line <= a.end_line
 
 
-def rerank(results: Sequence[Result], options: RankingOptions, limit: int) -> list[Result]:
-    """Apply priors, then keep the best of overlapping or identical results, then cap."""
-    scored: list[Result] = []
-    for r in results:
-        factor, reason = path_prior(r.path, options)
-        if factor != 1.0:
-            r = replace(r, score=round(r.score * factor, 4), prior=factor, prior_reason=reason)
-        scored.append(r)
+def _docs(result: Result) -> bool:
+    return result.kind == "section" or result.language in {"markdown", "text", "rst"}
+
+
+def _adjusted(
+    results: Sequence[Result], options: RankingOptions, query: RankQuery | None
+) -> list[Result]:
+    """Each result's score times the factors of the path priors and the query features."""
+    factors: list[list[Adjustment]] = [[] for _ in results]
+    for r, mine in zip(results, factors, strict=True):
+        prior, reason = path_prior(r.path, options)
+        if prior == 1.0 and options.docs_prior != 1.0 and _docs(r):
+            prior, reason = options.docs_prior, "documentation"
+        if prior != 1.0:
+            mine.append(Adjustment("prior", prior, reason))
+        if query is None:
+            continue
+        if options.definitions:
+            factor, why = definition_factor(r.kind, r.name, r.symbol_name, r.path, query.names)
+            if factor != 1.0:
+                mine.append(Adjustment("definitions", factor, why))
+        if options.path_evidence:
+            share = path_share(r.path, query.stems)
+            if share > 0:
+                mine.append(
+                    Adjustment(
+                        "path_evidence", 1.0 + options.path_weight * share, "path names the query"
+                    )
+                )
+    scores = [r.score * _product(f) for r, f in zip(results, factors, strict=True)]
+    if query is not None and options.file_evidence:
+        bonuses = file_bonuses([r.path for r in results], scores, options.file_weight)
+        for i, bonus in enumerate(bonuses):
+            if bonus > 0 and scores[i] > 0:
+                factors[i].append(
+                    Adjustment("file_evidence", 1 + bonus / scores[i], "file hit often")
+                )
+                scores[i] += bonus
+    scale = _max_factor(options, query)
+    adjusted: list[Result] = []
+    for r, f, score in zip(results, factors, scores, strict=True):
+        by_prior = next((a for a in f if a.feature == "prior"), None)
+        adjusted.append(
+            replace(
+                r,
+                score=round(min(1.0, score / scale), 4),
+                prior=by_prior.factor if by_prior else 1.0,
+                prior_reason=by_prior.reason if by_prior else "",
+                adjustments=tuple(f),
+            )
+        )
+    return adjusted
+
+
+def _product(adjustments: Sequence[Adjustment]) -> float:
+    value = 1.0
+    for a in adjustments:
+        value *= a.factor
+    return value
+
+
+def _max_factor(options: RankingOptions, query: RankQuery | None) -> float:
+    """The largest factor the features can give, so that scores stay in [0, 1]."""
+    if query is None:
+        return 1.0
+    scale = 1.0
+    if options.definitions:
+        b = DEFAULT_BOOSTS
+        scale *= b.type_kind * b.qualified * b.file_stem
+    if options.path_evidence:
+        scale *= 1.0 + options.path_weight
+    if options.file_evidence:
+        scale *= 1.0 + options.file_weight * sum(DECAY**i for i in range(OTHERS))
+    return scale
+
+
+def rerank(
+    results: Sequence[Result],
+    options: RankingOptions,
+    limit: int,
+    query: RankQuery | None = None,
+) -> list[Result]:
+    """Apply priors and the query features, then keep the best of overlapping or identical
+    results, then cap per file. Without ``query`` only the priors apply."""
+    scored = _adjusted(results, options, query)
     scored.sort(key=lambda r: -r.score)  # stable: ties keep the fused order
     kept: list[Result] = []
     per_file: dict[str, int] = {}

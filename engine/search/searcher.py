@@ -15,13 +15,18 @@ from typing import Protocol
 from engine.errors import UsageError
 from engine.search.confidence import low_confidence
 from engine.search.fusion import DEFAULT_K, Fused, reciprocal_rank_fusion
-from engine.search.rerank import DEFAULT_RANKING, RankingOptions, rerank
+from engine.search.rerank import DEFAULT_RANKING, RankingOptions, RankQuery, rerank
 from engine.search.routing import ROUTES, query_kind
 from engine.signal import Signal
 from engine.types import Chunk, Filters, Location, Query, Result, SearchResponse, SignalRun
 
 MAX_QUERY_CHARS = 20_000  # longer text (a pasted log) is cut; the head carries the question
 MIN_DEPTH = 50  # how many hits each signal is asked for, at least
+
+
+def depth_for(limit: int, ranking: RankingOptions) -> int:
+    """How many hits each signal is asked for: enough to fill ``ranking.candidates``."""
+    return max(limit * 3, MIN_DEPTH, ranking.candidates)
 
 
 class ChunkReader(Protocol):
@@ -136,18 +141,9 @@ class Searcher:
         if not clean.strip():
             raise UsageError("the query is empty — say what code you are looking for")
         query = Query(clean, filters or Filters())
-        depth = max(limit * 3, MIN_DEPTH)
-        runs = self.run_signals(query, depth, signals)
+        runs = self.run_signals(query, depth_for(limit, ranking or self.ranking), signals)
         kind = query_kind(clean)
-        chosen = ROUTES[kind]
-        results = self.rank(
-            runs,
-            query.filters,
-            limit,
-            ranking or self.ranking,
-            weights=self.weights if self.weights is not None else chosen.weights,
-            k=self.k if self.k is not None else chosen.k,
-        )
+        results = self.rank_runs(query, runs, limit, ranking or self.ranking)
         warnings = list(self.warnings)
         for name in signals or self.signals:
             signal = self.signals.get(name)
@@ -168,6 +164,26 @@ class Searcher:
             query_kind=kind,
         )
 
+    def rank_runs(
+        self, query: Query, runs: Sequence[SignalRun], limit: int, ranking: RankingOptions
+    ) -> list[Result]:
+        """The second half of ``search``: route by query kind, fuse, re-rank.
+
+        Evaluation replays saved runs through it to score a ranking change without asking
+        the signals again.
+        """
+        kind = query_kind(query.text)
+        chosen = ROUTES[kind]
+        return self.rank(
+            runs,
+            query.filters,
+            limit,
+            ranking,
+            weights=self.weights if self.weights is not None else chosen.weights,
+            k=self.k if self.k is not None else chosen.k,
+            query=RankQuery.of(query.text, identifier_query=kind == "identifier"),
+        )
+
     def rank(
         self,
         runs: Sequence[SignalRun],
@@ -177,8 +193,9 @@ class Searcher:
         *,
         weights: Mapping[str, float] | None = None,
         k: int | None = None,
+        query: RankQuery | None = None,
     ) -> list[Result]:
-        """Fuse the signals' runs, map hits to chunks, apply priors and diversity.
+        """Fuse the signals' runs, map hits to chunks, apply the ranking stage.
 
         ``weights`` and ``k`` override the searcher's own, for tuning them offline.
         """
@@ -187,8 +204,8 @@ class Searcher:
             weights if weights is not None else (self.weights or {}),
             k=k if k is not None else (self.k or DEFAULT_K),
         )
-        candidates = self._results(fused, filters, max(limit * 4, MIN_DEPTH))
-        return rerank(candidates, ranking, limit)
+        candidates = self._results(fused, filters, max(limit * 4, ranking.candidates))
+        return rerank(candidates, ranking, limit, query)
 
     def _results(self, fused: list[Fused], filters: Filters, limit: int) -> list[Result]:
         results: list[Result] = []
@@ -223,6 +240,7 @@ class Searcher:
                         language=chunk.language,
                         kind=chunk.kind,
                         contributions=item.contributions,
+                        name=chunk.name,
                     )
                 )
             elif location is not None:

@@ -1,0 +1,255 @@
+"""Run a benchmark's queries through the searcher and score them with its protocol.
+
+Per repository: materialize, index once (reused later), open, then every query goes through
+``Searcher.search`` exactly as the CLI sends it; that run is the headline. The ablation rows
+(each signal alone, pairs, each ranking feature off) re-rank the same signal runs through
+``Searcher.rank_runs``, the second half of ``search``, so they need no second round of
+signal queries; the full configuration replayed that way must equal the headline, which
+the run checks and reports.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from engine.index.home import Home
+from engine.index.opening import open_index
+from engine.search.rerank import DEFAULT_RANKING, RankingOptions
+from engine.search.searcher import Searcher, depth_for
+from engine.signal import IndexOptions, OpenOptions, ProgressFn, SignalPlugin, no_progress
+from engine.types import Filters, Query, Result
+from eval.benchmark import BenchQuery, BenchRepo, materialize
+from eval.metrics import Ranked, mean, percentile
+from eval.protocol import mean_of_means, ndcg_at_10
+
+LIMIT = 10
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    """One row of the ablation: which signals, and which ranking options."""
+
+    name: str
+    signals: tuple[str, ...] | None = None  # None: every ready signal
+    ranking: RankingOptions = DEFAULT_RANKING
+
+
+@dataclass
+class ConfigScores:
+    config: Config
+    per_query: dict[str, float] = field(default_factory=dict)  # id -> NDCG@10
+    top: dict[str, list[str]] = field(default_factory=dict)  # id -> "path:start-end" x 10
+
+
+@dataclass
+class BenchmarkRun:
+    repos: list[BenchRepo]
+    queries: list[BenchQuery]
+    configs: list[ConfigScores]
+    latency_ms: dict[str, list[float]]  # "fused" and each signal, one value per query
+    replay_mismatches: int  # queries whose replayed full ranking differs from search()
+    index_seconds: dict[str, float]
+
+
+def ablation_configs(signals: Sequence[str], features: Sequence[str]) -> list[Config]:
+    """Each signal alone, lexical+vector, all fused; then all fused minus each feature."""
+    rows = [Config(name, (name,)) for name in signals]
+    if {"lexical", "vector"} <= set(signals) and len(signals) > 2:
+        rows.append(Config("lexical+vector", ("lexical", "vector")))
+    for feature in features:
+        rows.append(Config(f"-{feature}", None, DEFAULT_RANKING.without(feature)))
+    return rows
+
+
+def _top(results: Sequence[Result], repo: BenchRepo) -> list[Ranked]:
+    return [Ranked(repo.repo_path(r.path), r.start_line, r.end_line) for r in results]
+
+
+def _label(ranked: Sequence[Ranked]) -> list[str]:
+    return [f"{r.path}:{r.start_line}-{r.end_line}" for r in ranked]
+
+
+def ensure_index(
+    home: Home, plugins: Mapping[str, SignalPlugin], repo: BenchRepo, scope: Path
+) -> float:
+    """Index ``scope`` as ``repo.name`` unless it is already indexed; seconds spent."""
+    if any(entry.slug == repo.name for entry in home.list()):
+        return 0.0
+    from engine.indexing.indexer import Indexer
+
+    started = time.perf_counter()
+    Indexer(home, dict(plugins), IndexOptions(home=home.root)).index(repo.name, scope)
+    return time.perf_counter() - started
+
+
+def run_benchmark(
+    home: Home,
+    plugins: Mapping[str, SignalPlugin],
+    repos: Sequence[BenchRepo],
+    queries: Sequence[BenchQuery],
+    checkouts: Path,
+    *,
+    configs_for: Callable[[Sequence[str]], list[Config]] | None = None,
+    progress: ProgressFn = no_progress,
+) -> BenchmarkRun:
+    headline = ConfigScores(Config("fused"))
+    rows: dict[str, ConfigScores] = {}
+    latency: dict[str, list[float]] = {}
+    mismatches = 0
+    index_seconds: dict[str, float] = {}
+    done = 0
+    for repo in repos:
+        scope = materialize(repo, checkouts)
+        index_seconds[repo.name] = ensure_index(home, plugins, repo, scope)
+        opened = open_index(home, repo.name, plugins, OpenOptions(home=home.root))
+        try:
+            searcher = opened.searcher
+            names = list(searcher.signals)
+            configs = configs_for(names) if configs_for else []
+            for config in configs:
+                rows.setdefault(config.name, ConfigScores(config))
+            for q in (q for q in queries if q.repo == repo.name):
+                started = time.perf_counter()
+                response = searcher.search(q.query, limit=LIMIT)
+                latency.setdefault("fused", []).append((time.perf_counter() - started) * 1000)
+                for signal_run in response.runs:
+                    latency.setdefault(signal_run.signal, []).append(signal_run.latency_ms)
+                ranked = _top(response.results, repo)
+                headline.per_query[q.id] = ndcg_at_10(ranked, q.targets)
+                headline.top[q.id] = _label(ranked)
+                replayed = _replay(searcher, q.query, response.runs, Config("fused"))
+                if _label(_top(replayed, repo)) != headline.top[q.id]:
+                    mismatches += 1
+                depth = max((depth_for(LIMIT, c.ranking) for c in configs), default=0)
+                deep_runs = response.runs
+                if depth > depth_for(LIMIT, searcher.ranking):
+                    deep_runs = searcher.run_signals(Query(q.query), depth)
+                for config in configs:
+                    depth = depth_for(LIMIT, config.ranking)
+                    runs = [replace(r, hits=r.hits[:depth]) for r in deep_runs]
+                    ranked = _top(_replay(searcher, q.query, runs, config), repo)
+                    rows[config.name].per_query[q.id] = ndcg_at_10(ranked, q.targets)
+                    rows[config.name].top[q.id] = _label(ranked)
+                done += 1
+                progress("benchmark", done, len(queries))
+        finally:
+            opened.close()
+    return BenchmarkRun(
+        list(repos),
+        list(queries),
+        [headline, *rows.values()],
+        latency,
+        mismatches,
+        index_seconds,
+    )
+
+
+def _replay(searcher: Searcher, text: str, runs: Sequence[Any], config: Config) -> list[Result]:
+    chosen = [r for r in runs if config.signals is None or r.signal in config.signals]
+    return searcher.rank_runs(Query(text, Filters()), chosen, LIMIT, config.ranking)
+
+
+def _grouped(
+    scores: Mapping[str, float], queries: Sequence[BenchQuery], key: Callable[[BenchQuery], str]
+) -> dict[str, dict[str, list[float]]]:
+    """group -> repository -> the scores of that repository's queries in the group."""
+    out: dict[str, dict[str, list[float]]] = {}
+    for q in queries:
+        if q.id in scores:
+            out.setdefault(key(q), {}).setdefault(q.repo, []).append(scores[q.id])
+    return out
+
+
+def summary(run: BenchmarkRun, scores: ConfigScores) -> dict[str, Any]:
+    """Headline, per repository, per language and per category, as the protocol means them."""
+    language = {r.name: r.language for r in run.repos}
+    per_repo = _grouped(scores.per_query, run.queries, lambda q: "all").get("all", {})
+    by_language: dict[str, list[float]] = {}
+    for name, values in per_repo.items():
+        by_language.setdefault(language[name], []).append(mean(values))
+    return {
+        "name": scores.config.name,
+        "signals": list(scores.config.signals or ()),
+        "ndcg10": mean_of_means(per_repo),
+        "byRepo": {name: mean(values) for name, values in per_repo.items()},
+        "byLanguage": {lang: mean(v) for lang, v in sorted(by_language.items())},
+        "byCategory": {
+            category: mean_of_means(repos)
+            for category, repos in sorted(_grouped(scores.per_query, run.queries, _cat).items())
+        },
+    }
+
+
+def _cat(q: BenchQuery) -> str:
+    return q.category
+
+
+def run_json(run: BenchmarkRun) -> dict[str, Any]:
+    return {
+        "repos": [r.name for r in run.repos],
+        "queries": len(run.queries),
+        "replayMismatches": run.replay_mismatches,
+        "indexSeconds": run.index_seconds,
+        "latencyMs": {
+            name: {"p50": percentile(values, 50), "p95": percentile(values, 95)}
+            for name, values in run.latency_ms.items()
+        },
+        "configs": [
+            {**summary(run, c), "perQuery": c.per_query, "top": c.top} for c in run.configs
+        ],
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """``python -m eval.benchmark_run BENCHMARK [--repos a,b] [--out F] [--baseline F]``:
+    what ``engine eval --benchmark`` runs, for a quick loop while tuning."""
+    import argparse
+    import sys
+
+    import orjson
+
+    from engine.index.home import engine_home
+    from eval.benchmark import DEFAULT_CHECKOUTS, load_benchmark
+    from eval.benchmark_report import ablation_table, latency_line, repo_table, wins_and_losses
+    from signals.registry import plugins
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("benchmark", type=Path)
+    parser.add_argument("--repos", default="")
+    parser.add_argument("--checkouts", type=Path, default=DEFAULT_CHECKOUTS)
+    parser.add_argument("--out", type=Path)
+    parser.add_argument("--baseline", type=Path)
+    parser.add_argument("--no-ablation", action="store_true")
+    args = parser.parse_args(argv)
+    only = [r for r in args.repos.split(",") if r] or None
+    repos, queries = load_benchmark(args.benchmark, only)
+    from engine.search.rerank import FEATURES
+
+    run = run_benchmark(
+        Home(engine_home()),
+        plugins(),
+        repos,
+        queries,
+        args.checkouts,
+        configs_for=None if args.no_ablation else lambda names: ablation_configs(names, FEATURES),
+    )
+    data = run_json(run)
+    if args.out:
+        args.out.write_bytes(orjson.dumps(data))
+    base = orjson.loads(args.baseline.read_bytes()) if args.baseline else None
+    print(ablation_table(data, base))
+    print()
+    print(repo_table(data, base))
+    print()
+    print(latency_line(data), f"(replay mismatches: {data['replayMismatches']})")
+    if base:
+        print(wins_and_losses(data, base))
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,107 @@
+"""The ranking stage's features: definition first, path evidence, file evidence, stems."""
+
+from __future__ import annotations
+
+from engine.search.definitions import definition_factor, query_names
+from engine.search.file_evidence import file_bonuses
+from engine.search.path_evidence import path_share
+from engine.search.rerank import RankingOptions, RankQuery, rerank
+from engine.search.stems import content_stems, stem, stems_match
+from engine.types import Result
+
+
+def result(
+    path: str, score: float, *, kind: str = "function", name: str = "", line: int = 1
+) -> Result:
+    return Result(
+        repo="r",
+        path=path,
+        start_line=line,
+        end_line=line + 5,
+        symbol_name=name,
+        content=f"{path}:{line}",
+        score=score,
+        sources=("lexical",),
+        kind=kind,
+        name=name,
+    )
+
+
+def test_stems_join_plurals_and_near_forms() -> None:
+    assert stem("completions") == stem("completion")
+    assert stems_match(stem("routing"), stem("router"))
+    assert not stems_match(stem("cat"), stem("catalog"))  # too short to be a prefix match
+    assert content_stems("how are the Generators discovered") == ("generat", "discov")
+
+
+def test_query_names_of_identifier_queries_and_questions() -> None:
+    assert query_names("Flask.url_for", identifier_query=True).names == ("Flask", "url_for")
+    assert query_names("Flask.url_for", identifier_query=True).qualified == (("Flask", "url_for"),)
+    asked = query_names("how does the Router dispatch requests to handle_request", False)
+    assert asked.names == ("Router", "handle_request")
+    assert query_names("How are options parsed", False).names == ()  # first-word capital
+
+
+def test_a_definition_of_the_named_symbol_is_boosted_types_most() -> None:
+    names = query_names("Railtie", identifier_query=True)
+    cls, _ = definition_factor("class", "Railtie", "Rails.Railtie", "lib/other.rb", names)
+    fn, _ = definition_factor("function", "Railtie", "Railtie", "lib/other.rb", names)
+    impl, _ = definition_factor("impl", "Railtie", "Railtie", "lib/other.rb", names)
+    assert cls > fn > impl > 1.0
+    assert definition_factor("module", "", "", "lib/railtie.rb", names) == (1.0, "")
+    assert definition_factor("class", "Engine", "Engine", "lib/engine.rb", names) == (1.0, "")
+
+
+def test_the_file_named_after_the_symbol_wins_the_tie() -> None:
+    names = query_names("Application", identifier_query=True)
+    home, why = definition_factor(
+        "class", "Application", "Application", "rails/application.rb", names
+    )
+    reopened, _ = definition_factor(
+        "class", "Application", "Application", "app/bootstrap.rb", names
+    )
+    assert home > reopened
+    assert "file named after it" in why
+
+
+def test_a_name_inside_a_question_is_boosted_less() -> None:
+    asked = query_names("where is parse_args called", identifier_query=False)
+    bare = query_names("parse_args", identifier_query=True)
+    in_question, _ = definition_factor("function", "parse_args", "parse_args", "a.py", asked)
+    alone, _ = definition_factor("function", "parse_args", "parse_args", "a.py", bare)
+    assert 1.0 < in_question < alone
+
+
+def test_path_share_weighs_the_file_stem_over_folders() -> None:
+    stems = content_stems("bash completion generation")
+    assert path_share("bash_completions.go", stems) == 2 / 3
+    assert path_share("bash/completions/gen.go", stems) == 0.5 * 2 / 3
+    assert path_share("command.go", stems) == 0.0
+    assert path_share("anything.go", ()) == 0.0
+
+
+def test_file_bonus_grows_with_other_strong_chunks_of_the_file() -> None:
+    bonuses = file_bonuses(["a", "a", "a", "b"], [0.5, 0.4, 0.2, 0.5], weight=1.0)
+    assert bonuses[3] == 0.0  # alone in its file
+    assert bonuses[0] == 0.4 + 0.5 * 0.2
+    assert bonuses[0] > bonuses[3]
+
+
+def test_rerank_puts_the_definition_above_a_call_site_and_explains_it() -> None:
+    call_site = result("app/main.py", 0.9, kind="module")
+    definition = result("lib/greeter.py", 0.5, kind="class", name="Greeter")
+    query = RankQuery.of("Greeter", identifier_query=True)
+    ranked = rerank([call_site, definition], RankingOptions(), 10, query)
+    assert [r.path for r in ranked] == ["lib/greeter.py", "app/main.py"]
+    assert ranked[0].adjustments[0].feature == "definitions"
+    assert all(0.0 <= r.score <= 1.0 for r in ranked)
+
+
+def test_each_feature_switches_off() -> None:
+    call_site = result("app/main.py", 0.9, kind="module")
+    definition = result("lib/greeter.py", 0.5, kind="class", name="Greeter")
+    query = RankQuery.of("Greeter", identifier_query=True)
+    options = RankingOptions().without("definitions").without("path_evidence")
+    ranked = rerank([call_site, definition], options, 10, query)
+    assert [r.path for r in ranked] == ["app/main.py", "lib/greeter.py"]
+    assert not any(a.feature == "definitions" for r in ranked for a in r.adjustments)
