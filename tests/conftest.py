@@ -33,7 +33,7 @@ class _NoMismatchWarning:
 
 def fake_plugins() -> dict[str, SignalPlugin]:
     from signals.vector.builder import VectorBuilder
-    from tests.signals.vector.fakes import fake_loader
+    from tests.fakes import fake_loader
 
     def vector_builder(options: IndexOptions) -> SignalBuilder:
         return VectorBuilder(options, load_model=fake_loader(HashingEmbedder(64)))

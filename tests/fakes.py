@@ -1,10 +1,24 @@
-"""In-repo fakes of the engine's interfaces, for tests."""
+"""In-repo fakes of the engine's interfaces, shared by every test: a signal that answers
+from a table, a chunk source over a list, an in-process worker pool, the vector signal's
+model loader around the hashing embedder, and a driver that runs successive builds the way
+the index writer does."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
 
-from engine.types import Chunk, Hit, Query
+from engine.indexing.workerpool import Failure, WorkerPool
+from engine.signal import BuildJob, BuildReport, IndexOptions, SignalBuilder
+from engine.types import Chunk, ChunkKind, Definition, Hit, Query
+from signals.vector.builder import ModelLoader
+from signals.vector.embedder import HashingEmbedder
+from signals.vector.loader import HASHING, LoadedModel, model_meta
+from signals.vector.meta import EmbedSettings
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 
 class FakeSignal:
@@ -32,7 +46,7 @@ class FakeSignal:
 
 
 class FakeChunkSource:
-    """A ChunkSource / ChunkReader over an in-memory list of chunks."""
+    """A ChunkSource / ChunkReader over an in-memory list of chunks, in id order."""
 
     def __init__(self, chunks: Iterable[Chunk]) -> None:
         self._chunks = {c.id: c for c in chunks}
@@ -40,8 +54,8 @@ class FakeChunkSource:
     def chunks(self, ids: Sequence[int]) -> Mapping[int, Chunk]:
         return {i: self._chunks[i] for i in ids if i in self._chunks}
 
-    def iter_chunks(self) -> Iterable[Chunk]:
-        return iter(sorted(self._chunks.values(), key=lambda c: c.id))
+    def iter_chunks(self) -> Iterator[Chunk]:
+        return iter([self._chunks[i] for i in sorted(self._chunks)])
 
     def chunk_count(self) -> int:
         return len(self._chunks)
@@ -53,21 +67,141 @@ def make_chunk(
     text: str = "def f():\n    return 1",
     *,
     name: str = "f",
-    kind: str = "function",
+    kind: ChunkKind = "function",
     language: str = "python",
     start_line: int = 1,
+    docstring: str = "",
+    signature: str | None = None,
 ) -> Chunk:
+    """A chunk of ``text`` starting at 1-based ``start_line``; its signature is the text's
+    first line unless given."""
     lines = text.count("\n") + 1
+    if signature is None:
+        signature = text.splitlines()[0] if text else ""
     return Chunk(
         id=chunk_id,
         path=path,
         language=language,
-        kind=kind,  # type: ignore[arg-type]
+        kind=kind,
         name=name,
         qualified_name=name,
         parent="",
         start_line=start_line,
         end_line=start_line + lines - 1,
         text=text,
-        signature=text.splitlines()[0] if text else "",
+        signature=signature,
+        docstring=docstring,
     )
+
+
+class InProcessPool(WorkerPool[T, R]):
+    """A WorkerPool that runs every item in this process, for tests that patch a function
+    the workers would run (a monkeypatch never reaches a worker process). It isolates
+    nothing: a native crash here ends the test run."""
+
+    def run(
+        self,
+        function: Callable[[T], R],
+        items: Sequence[T],
+        *,
+        workers: int,
+        failed: Callable[[T, Failure], R],
+    ) -> Iterator[R]:
+        for item in items:
+            yield function(item)
+
+
+def fake_loader(embedder: HashingEmbedder) -> ModelLoader:
+    """The vector signal's model loader, handing out ``embedder`` instead of a real model."""
+
+    def load(options: IndexOptions, embed: EmbedSettings) -> LoadedModel:
+        # Records the settings it was asked for, as the real loader does.
+        del options
+        meta = model_meta(
+            None,
+            backend=HASHING,
+            model_id=embedder.model_id,
+            dim=embedder.dim,
+            max_seq_length=0,
+            precision=embed.precision,
+            document_tokens=embed.document_tokens,
+        )
+        return LoadedModel(embedder, meta)
+
+    return load
+
+
+class Generations:
+    """Runs successive BuildJobs of one signal the way the index writer does: a new folder
+    each time, starting from the last generation that was ready."""
+
+    def __init__(self, root: Path, signal: str = "vector") -> None:
+        self.root = root
+        self.signal = signal
+        self.count = 0
+        self.previous_dir: Path | None = None
+        self.previous_meta: dict[str, Any] = {}
+
+    def build(
+        self,
+        builder: SignalBuilder,
+        source: FakeChunkSource,
+        added: Sequence[Chunk],
+        *,
+        removed_ids: Sequence[int] = (),
+        removed_paths: Sequence[str] = (),
+        definitions: Sequence[Definition] = (),
+    ) -> tuple[Path, BuildReport]:
+        self.count += 1
+        directory = self.root / f"gen-{self.count}" / self.signal
+        directory.mkdir(parents=True)
+        job = BuildJob(
+            repo_root=self.root / "repo",
+            directory=directory,
+            previous_dir=self.previous_dir,
+            previous_meta=self.previous_meta,
+            added=added,
+            removed_ids=removed_ids,
+            removed_paths=removed_paths,
+            definitions=definitions,
+            changed_paths=sorted({c.path for c in added}),
+            source=source,
+        )
+        report = builder.build(job)
+        if report.ready:
+            self.previous_dir, self.previous_meta = directory, report.meta
+        return directory, report
+
+
+CHUNKS = [
+    make_chunk(
+        1,
+        "net/http.py",
+        "def parse_request_body(req):\n    return json.loads(req.body)",
+        name="parse_request_body",
+        signature="",
+    ),
+    make_chunk(
+        2,
+        "db/conn.py",
+        "def connect_database(url):\n    return sqlite3.connect(url)",
+        name="connect_database",
+        signature="",
+    ),
+    make_chunk(
+        3,
+        "ui/render.py",
+        "def render_template(name, context):\n    return env.get(name).render(context)",
+        name="render_template",
+        signature="",
+    ),
+]
+
+
+def fake_model_folder(root: Path, name: str, weights: bytes) -> Path:
+    """A folder that passes for a sentence-transformers model as far as identity goes."""
+    folder = root / name
+    folder.mkdir(parents=True)
+    (folder / "model.safetensors").write_bytes(weights)
+    (folder / "config.json").write_text('{"hidden_size": 32}', encoding="utf-8")
+    return folder

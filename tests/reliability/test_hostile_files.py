@@ -18,7 +18,7 @@ from engine.chunking.chunker import chunk_file
 from engine.errors import UsageError
 from engine.index.home import Home
 from engine.indexing.source_file import SourceText, read_source
-from tests.engine.fakes import InProcessPool
+from tests.fakes import InProcessPool
 from tests.reliability.conftest import GREETER, cli, index, search, stored_chunks, write
 
 NESTING = 200  # deeper than any real code; tree-sitter and the chunker must not recurse out

@@ -131,7 +131,7 @@ def test_one_indexer_makes_its_builders_and_loads_the_model_once(repo: Path, hom
     from signals.vector.builder import VectorBuilder
     from signals.vector.embedder import HashingEmbedder
     from signals.vector.loader import LoadedModel
-    from tests.signals.vector.fakes import fake_loader
+    from tests.fakes import fake_loader
 
     made: Counter[str] = Counter()
     loads: list[tuple[Any, ...]] = []

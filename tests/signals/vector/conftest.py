@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.signals.vector.fakes import Generations
+from tests.fakes import Generations
 
 
 @pytest.fixture

@@ -15,10 +15,10 @@ from signals.vector.embedder import FloatMatrix, HashingEmbedder
 from signals.vector.faiss_index import VectorStore, chunk_ids_of
 from signals.vector.loader import HASHING, LoadedModel, model_meta
 from signals.vector.meta import EmbedSettings
-from tests.signals.vector.fakes import (
+from tests.fakes import (
     CHUNKS,
+    FakeChunkSource,
     Generations,
-    MemoryChunkSource,
     fake_loader,
     make_chunk,
 )
@@ -40,9 +40,7 @@ def test_first_build_indexes_every_chunk_and_records_meta(
     home: Path, generations: Generations
 ) -> None:
     embedder = HashingEmbedder(dim=32)
-    directory, report = generations.build(
-        _builder(home, embedder), MemoryChunkSource(CHUNKS), CHUNKS
-    )
+    directory, report = generations.build(_builder(home, embedder), FakeChunkSource(CHUNKS), CHUNKS)
     assert report.ready
     assert _indexed_chunk_ids(directory) == [1, 2, 3]
     meta = report.meta
@@ -62,12 +60,12 @@ def test_incremental_update_embeds_only_added_chunks_and_leaves_previous_alone(
 ) -> None:
     embedder = HashingEmbedder(dim=32)
     builder = _builder(home, embedder)
-    first, _ = generations.build(builder, MemoryChunkSource(CHUNKS), CHUNKS)
+    first, _ = generations.build(builder, FakeChunkSource(CHUNKS), CHUNKS)
     before = _snapshot(first)
     new = make_chunk(
-        4, "net/client.py", "send_request", "def send_request(url):\n    return get(url)"
+        4, "net/client.py", "def send_request(url):\n    return get(url)", name="send_request"
     )
-    source = MemoryChunkSource([CHUNKS[0], CHUNKS[2], new])
+    source = FakeChunkSource([CHUNKS[0], CHUNKS[2], new])
     second, report = generations.build(builder, source, [new], removed_ids=[2])
     assert report.ready
     assert _indexed_chunk_ids(second) == [1, 3, 4]
@@ -79,9 +77,9 @@ def test_incremental_update_embeds_only_added_chunks_and_leaves_previous_alone(
 
 def test_removed_paths_drop_their_chunks(home: Path, generations: Generations) -> None:
     builder = _builder(home, HashingEmbedder(dim=32))
-    generations.build(builder, MemoryChunkSource(CHUNKS), CHUNKS)
+    generations.build(builder, FakeChunkSource(CHUNKS), CHUNKS)
     directory, report = generations.build(
-        builder, MemoryChunkSource([CHUNKS[1]]), [], removed_paths=["net", "ui/render.py"]
+        builder, FakeChunkSource([CHUNKS[1]]), [], removed_paths=["net", "ui/render.py"]
     )
     assert _indexed_chunk_ids(directory) == [2]
     assert report.meta["coverage"] == 1.0
@@ -89,26 +87,26 @@ def test_removed_paths_drop_their_chunks(home: Path, generations: Generations) -
 
 def test_resent_chunk_replaces_its_vector(home: Path, generations: Generations) -> None:
     builder = _builder(home, HashingEmbedder(dim=32))
-    generations.build(builder, MemoryChunkSource(CHUNKS), CHUNKS)
-    directory, report = generations.build(builder, MemoryChunkSource(CHUNKS), [CHUNKS[0]])
+    generations.build(builder, FakeChunkSource(CHUNKS), CHUNKS)
+    directory, report = generations.build(builder, FakeChunkSource(CHUNKS), [CHUNKS[0]])
     assert report.meta["vectors"] == 3
     assert _indexed_chunk_ids(directory) == [1, 2, 3]
 
 
 def test_second_build_of_the_same_texts_embeds_nothing(home: Path, tmp_path: Path) -> None:
     generations = Generations(tmp_path / "first")
-    generations.build(_builder(home, HashingEmbedder(dim=32)), MemoryChunkSource(CHUNKS), CHUNKS)
+    generations.build(_builder(home, HashingEmbedder(dim=32)), FakeChunkSource(CHUNKS), CHUNKS)
     # A rebuilt index (new folder, no previous generation), same home: all from the cache.
     again = HashingEmbedder(dim=32)
     rebuilt = Generations(tmp_path / "rebuilt")
-    directory, report = rebuilt.build(_builder(home, again), MemoryChunkSource(CHUNKS), CHUNKS)
+    directory, report = rebuilt.build(_builder(home, again), FakeChunkSource(CHUNKS), CHUNKS)
     assert again.embedded_texts == 0
     assert _indexed_chunk_ids(directory) == [1, 2, 3]
     assert "3 reused" in report.message
 
 
 def _moved(chunk: Chunk, new_id: int, path: str) -> Chunk:
-    return make_chunk(new_id, path, chunk.name, chunk.text)
+    return make_chunk(new_id, path, chunk.text, name=chunk.name)
 
 
 def test_moved_file_keeps_its_cache_hits_when_documents_leave_out_the_path(
@@ -116,10 +114,10 @@ def test_moved_file_keeps_its_cache_hits_when_documents_leave_out_the_path(
 ) -> None:
     embedder = HashingEmbedder(dim=32)
     builder = _builder(home, embedder, include_path=False)
-    generations.build(builder, MemoryChunkSource(CHUNKS), CHUNKS)
+    generations.build(builder, FakeChunkSource(CHUNKS), CHUNKS)
     moved = _moved(CHUNKS[0], 10, "web/http.py")
     directory, _ = generations.build(
-        builder, MemoryChunkSource([moved, *CHUNKS[1:]]), [moved], removed_paths=["net/http.py"]
+        builder, FakeChunkSource([moved, *CHUNKS[1:]]), [moved], removed_paths=["net/http.py"]
     )
     assert embedder.embedded_texts == 3
     assert _indexed_chunk_ids(directory) == [2, 3, 10]
@@ -130,10 +128,10 @@ def test_moved_file_is_embedded_again_when_documents_hold_the_path(
 ) -> None:
     embedder = HashingEmbedder(dim=32)
     builder = _builder(home, embedder)
-    generations.build(builder, MemoryChunkSource(CHUNKS), CHUNKS)
+    generations.build(builder, FakeChunkSource(CHUNKS), CHUNKS)
     moved = _moved(CHUNKS[0], 10, "web/http.py")
     generations.build(
-        builder, MemoryChunkSource([moved, *CHUNKS[1:]]), [moved], removed_paths=["net/http.py"]
+        builder, FakeChunkSource([moved, *CHUNKS[1:]]), [moved], removed_paths=["net/http.py"]
     )
     assert embedder.embedded_texts == 4  # only the moved chunk: its text names its path
 
@@ -152,8 +150,10 @@ class _InterruptedEmbedder(HashingEmbedder):
 
 
 def test_interrupted_embedding_keeps_finished_batches(home: Path, tmp_path: Path) -> None:
-    chunks = [make_chunk(i, f"f{i}.py", f"func_{i}", f"return {i} * word{i}") for i in range(10)]
-    source = MemoryChunkSource(chunks)
+    chunks = [
+        make_chunk(i, f"f{i}.py", f"return {i} * word{i}", name=f"func_{i}") for i in range(10)
+    ]
+    source = FakeChunkSource(chunks)
     interrupted = _InterruptedEmbedder(fail_on=3)
     with pytest.raises(KeyboardInterrupt):
         Generations(tmp_path / "a").build(_builder(home, interrupted, batch_size=2), source, chunks)
@@ -169,10 +169,10 @@ def test_interrupted_embedding_keeps_finished_batches(home: Path, tmp_path: Path
 def test_a_different_model_reembeds_every_chunk_of_the_generation(
     home: Path, generations: Generations
 ) -> None:
-    generations.build(_builder(home, HashingEmbedder(dim=32)), MemoryChunkSource(CHUNKS), CHUNKS)
+    generations.build(_builder(home, HashingEmbedder(dim=32)), FakeChunkSource(CHUNKS), CHUNKS)
     other = HashingEmbedder(dim=48)
-    new = make_chunk(4, "x.py", "x", "return x")
-    source = MemoryChunkSource([*CHUNKS, new])
+    new = make_chunk(4, "x.py", "return x", name="x")
+    source = FakeChunkSource([*CHUNKS, new])
     directory, report = generations.build(_builder(home, other), source, [new])
     assert other.embedded_texts == 4
     assert report.meta["dim"] == 48
@@ -181,7 +181,7 @@ def test_a_different_model_reembeds_every_chunk_of_the_generation(
 
 def test_progress_is_reported_per_batch(home: Path, generations: Generations) -> None:
     calls: list[tuple[str, int, int]] = []
-    chunks = [make_chunk(i, f"f{i}.py", f"f{i}", f"return {i}") for i in range(5)]
+    chunks = [make_chunk(i, f"f{i}.py", f"return {i}", name=f"f{i}") for i in range(5)]
     builder = _builder(home, HashingEmbedder(dim=16), batch_size=2)
     directory = generations.root / "manual" / "vector"
     directory.mkdir(parents=True)
@@ -198,7 +198,7 @@ def test_progress_is_reported_per_batch(home: Path, generations: Generations) ->
             removed_paths=(),
             definitions=(),
             changed_paths=(),
-            source=MemoryChunkSource(chunks),
+            source=FakeChunkSource(chunks),
             progress=lambda stage, done, total: calls.append((stage, done, total)),
         )
     )
@@ -212,9 +212,9 @@ def test_progress_is_reported_per_batch(home: Path, generations: Generations) ->
 
 def test_long_chunks_get_several_vectors_when_asked(home: Path, generations: Generations) -> None:
     text = "\n".join(f"    step_{i} = run_{i}(step_{i - 1})" for i in range(150))
-    chunks = [make_chunk(1, "long.py", "pipeline", text), CHUNKS[1]]
+    chunks = [make_chunk(1, "long.py", text, name="pipeline"), CHUNKS[1]]
     directory, report = generations.build(
-        _builder(home, HashingEmbedder(dim=32), max_parts=4), MemoryChunkSource(chunks), chunks
+        _builder(home, HashingEmbedder(dim=32), max_parts=4), FakeChunkSource(chunks), chunks
     )
     assert report.meta["vectors"] == 5
     assert report.meta["chunks"] == 2
@@ -229,14 +229,14 @@ def test_unavailable_model_gives_a_not_ready_report(home: Path, generations: Gen
     builder = VectorBuilder(IndexOptions(home=home), load_model=missing)
     assert builder.name == "vector"
     assert builder.slow is True
-    _, report = generations.build(builder, MemoryChunkSource(CHUNKS), CHUNKS)
+    _, report = generations.build(builder, FakeChunkSource(CHUNKS), CHUNKS)
     assert not report.ready
     assert "/nope" in report.message
 
 
 def test_vectors_in_the_index_are_the_embedders(home: Path, generations: Generations) -> None:
     embedder = HashingEmbedder(dim=32)
-    directory, _ = generations.build(_builder(home, embedder), MemoryChunkSource(CHUNKS), CHUNKS)
+    directory, _ = generations.build(_builder(home, embedder), FakeChunkSource(CHUNKS), CHUNKS)
     store = VectorStore.load(directory)
     ids, scores = store.search(embedder.embed_query("connect database url sqlite"), 1)
     assert chunk_ids_of(ids).tolist() == [2]
@@ -274,13 +274,13 @@ def test_embedding_settings_come_from_options_then_the_index_then_the_default(
     loader = SettingsRecorder()
     generations = Generations(tmp_path / "a")
     generations.build(
-        VectorBuilder(IndexOptions(home=home), load_model=loader), MemoryChunkSource(CHUNKS), CHUNKS
+        VectorBuilder(IndexOptions(home=home), load_model=loader), FakeChunkSource(CHUNKS), CHUNKS
     )
     assert loader.asked[-1] == DEFAULT_EMBED
 
     chosen = IndexOptions(home=home, embed_precision="int8", document_tokens=96)
     _, report = generations.build(
-        VectorBuilder(chosen, load_model=loader), MemoryChunkSource(CHUNKS), []
+        VectorBuilder(chosen, load_model=loader), FakeChunkSource(CHUNKS), []
     )
     assert loader.asked[-1] == EmbedSettings("int8", 96)
     assert report.meta["document_tokens"] == 96
@@ -288,7 +288,7 @@ def test_embedding_settings_come_from_options_then_the_index_then_the_default(
 
     # A later update with no choice keeps what the index recorded, so it re-embeds nothing.
     _, report = generations.build(
-        VectorBuilder(IndexOptions(home=home), load_model=loader), MemoryChunkSource(CHUNKS), []
+        VectorBuilder(IndexOptions(home=home), load_model=loader), FakeChunkSource(CHUNKS), []
     )
     assert loader.asked[-1] == EmbedSettings("int8", 96)
     assert "updated" in report.message
@@ -297,7 +297,7 @@ def test_embedding_settings_come_from_options_then_the_index_then_the_default(
 def test_an_unknown_precision_leaves_the_signal_not_ready(home: Path, tmp_path: Path) -> None:
     options = IndexOptions(home=home, embed_precision="fp8")
     _, report = Generations(tmp_path).build(
-        VectorBuilder(options, load_model=SettingsRecorder()), MemoryChunkSource(CHUNKS), CHUNKS
+        VectorBuilder(options, load_model=SettingsRecorder()), FakeChunkSource(CHUNKS), CHUNKS
     )
     assert not report.ready
     assert "fp8" in report.message
@@ -310,7 +310,7 @@ def test_documents_cut_shorter_than_the_model_limit_get_their_own_cache(
     for tokens, root in ((256, "full"), (128, "cut")):
         options = IndexOptions(home=home, document_tokens=tokens)
         _, report = Generations(tmp_path / root).build(
-            VectorBuilder(options, load_model=loader), MemoryChunkSource(CHUNKS), CHUNKS
+            VectorBuilder(options, load_model=loader), FakeChunkSource(CHUNKS), CHUNKS
         )
         # Nothing from the full-length run may be reused for the cut documents.
         assert "3 texts embedded, 0 reused" in report.message, report.message
@@ -325,12 +325,12 @@ def test_a_reindex_keeps_the_model_folder_the_index_was_built_with(
     loader = SettingsRecorder()
     generations = Generations(tmp_path)
     chosen = IndexOptions(home=home, model="/models/code-model")
-    generations.build(VectorBuilder(chosen, load_model=loader), MemoryChunkSource(CHUNKS), CHUNKS)
+    generations.build(VectorBuilder(chosen, load_model=loader), FakeChunkSource(CHUNKS), CHUNKS)
     generations.build(
-        VectorBuilder(IndexOptions(home=home), load_model=loader), MemoryChunkSource(CHUNKS), []
+        VectorBuilder(IndexOptions(home=home), load_model=loader), FakeChunkSource(CHUNKS), []
     )
     other = IndexOptions(home=home, model="/models/other")
-    generations.build(VectorBuilder(other, load_model=loader), MemoryChunkSource(CHUNKS), [])
+    generations.build(VectorBuilder(other, load_model=loader), FakeChunkSource(CHUNKS), [])
     assert loader.folders == ["/models/code-model", "/models/code-model", "/models/other"]
 
 

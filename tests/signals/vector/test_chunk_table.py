@@ -4,16 +4,16 @@ from pathlib import Path
 
 from engine.types import Filters
 from signals.vector.chunk_table import ChunkTable, path_may_match
-from tests.signals.vector.fakes import make_chunk
+from tests.fakes import make_chunk
 
 
 def _table() -> ChunkTable:
     table = ChunkTable()
     table.put(
         [
-            make_chunk(1, "src/a.py", "f", "x"),
-            make_chunk(2, "src/sub/b.ts", "g", "y", language="typescript", kind="class"),
-            make_chunk(3, "docs/readme.md", "", "z", language="markdown", kind="section"),
+            make_chunk(1, "src/a.py", "x", name="f"),
+            make_chunk(2, "src/sub/b.ts", "y", name="g", language="typescript", kind="class"),
+            make_chunk(3, "docs/readme.md", "z", name="", language="markdown", kind="section"),
         ]
     )
     return table

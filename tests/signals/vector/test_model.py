@@ -9,7 +9,7 @@ import pytest
 from engine.errors import SignalUnavailable
 from signals.vector import model
 from signals.vector.model import BUNDLED_NAME, identify, resolve_model, weights_sha256
-from tests.signals.vector.fakes import fake_model_folder
+from tests.fakes import fake_model_folder
 
 
 def test_bundled_model_is_found_by_name() -> None:

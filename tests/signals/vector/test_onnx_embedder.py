@@ -40,7 +40,7 @@ from signals.vector.onnx_embedder import (
 from signals.vector.plugin import PLUGIN
 from signals.vector.quantize import MAX_INT8_COSINE_DIFF
 from signals.vector.st_embedder import SentenceTransformerEmbedder
-from tests.signals.vector.fakes import CHUNKS, Generations, MemoryChunkSource, make_chunk
+from tests.fakes import CHUNKS, FakeChunkSource, Generations, make_chunk
 
 pytestmark = [
     pytest.mark.slow,
@@ -107,9 +107,9 @@ def test_export_matches_sentence_transformers(export: Path, home: Path) -> None:
 def test_index_and_query_in_a_process_without_torch(
     export: Path, home: Path, tmp_path: Path
 ) -> None:
-    chunks = [*CHUNKS, make_chunk(4, "la/inv.py", "invert_matrix", TEXTS[1])]
+    chunks = [*CHUNKS, make_chunk(4, "la/inv.py", TEXTS[1], name="invert_matrix")]
     directory, report = Generations(tmp_path).build(
-        VectorBuilder(IndexOptions(home=home)), MemoryChunkSource(chunks), chunks
+        VectorBuilder(IndexOptions(home=home)), FakeChunkSource(chunks), chunks
     )
     assert report.ready, report.message
     assert report.meta["weights_sha256"].startswith("53aa5117")
@@ -226,10 +226,10 @@ def test_a_session_without_prepacked_weights_embeds_the_same(export: Path) -> No
 def test_an_int8_index_queries_with_its_own_model_and_names_its_settings(
     export: Path, home: Path, tmp_path: Path
 ) -> None:
-    chunks = [*CHUNKS, make_chunk(4, "la/inv.py", "invert_matrix", TEXTS[1])]
+    chunks = [*CHUNKS, make_chunk(4, "la/inv.py", TEXTS[1], name="invert_matrix")]
     options = IndexOptions(home=home, embed_precision=INT8, document_tokens=128)
     directory, report = Generations(tmp_path).build(
-        VectorBuilder(options), MemoryChunkSource(chunks), chunks
+        VectorBuilder(options), FakeChunkSource(chunks), chunks
     )
     assert report.ready, report.message
     assert report.meta["model"]["precision"] == INT8

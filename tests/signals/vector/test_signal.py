@@ -22,10 +22,10 @@ from signals.vector.loader import (
 from signals.vector.model import identify, resolve_model
 from signals.vector.plugin import PLUGIN
 from signals.vector.signal import VectorSignal
-from tests.signals.vector.fakes import (
+from tests.fakes import (
     CHUNKS,
+    FakeChunkSource,
     Generations,
-    MemoryChunkSource,
     fake_loader,
     fake_model_folder,
     make_chunk,
@@ -38,7 +38,7 @@ def _build(
     builder = VectorBuilder(
         IndexOptions(home=home), load_model=fake_loader(HashingEmbedder(dim=64)), **kwargs
     )
-    directory, report = generations.build(builder, MemoryChunkSource(chunks), chunks)
+    directory, report = generations.build(builder, FakeChunkSource(chunks), chunks)
     return directory, report.meta
 
 
@@ -66,7 +66,7 @@ def test_a_chunk_with_several_parts_is_one_hit_scored_by_its_best_part(
 ) -> None:
     text = "\n".join(f"    total = total + amount_{i}" for i in range(120))
     text += "\n    send_invoice_email(customer)"
-    long_chunk = make_chunk(10, "billing.py", "compute", text)
+    long_chunk = make_chunk(10, "billing.py", text, name="compute")
     chunks = [long_chunk, *CHUNKS]
     directory, meta = _build(home, generations, chunks, max_parts=8)
     assert meta["vectors"] > len(chunks)
@@ -84,10 +84,11 @@ def test_a_chunk_with_several_parts_is_one_hit_scored_by_its_best_part(
 
 def test_filters_are_applied_before_the_limit(home: Path, generations: Generations) -> None:
     python = [
-        make_chunk(i, f"p{i}.py", f"load_{i}", "def load(): read config file") for i in range(20)
+        make_chunk(i, f"p{i}.py", "def load(): read config file", name=f"load_{i}")
+        for i in range(20)
     ]
     ts = make_chunk(
-        100, "web/app.ts", "loadConfig", "function loadConfig() {}", language="typescript"
+        100, "web/app.ts", "function loadConfig() {}", name="loadConfig", language="typescript"
     )
     directory, meta = _build(home, generations, [*python, ts])
     signal = PLUGIN.open(directory, meta, OpenOptions(home=home))
@@ -115,7 +116,7 @@ def test_model_mismatch_is_a_warning_and_the_index_model_still_answers(
         IndexOptions(home=home, model=str(built_with)),
         load_model=lambda options, embed: LoadedModel(embedder, model),
     )
-    directory, report = generations.build(builder, MemoryChunkSource(CHUNKS), CHUNKS)
+    directory, report = generations.build(builder, FakeChunkSource(CHUNKS), CHUNKS)
 
     same = PLUGIN.open(directory, report.meta, OpenOptions(home=home, model=str(built_with)))
     assert same.warning == ""
