@@ -19,6 +19,7 @@ from typing import Any
 from engine.index.home import Home
 from engine.index.opening import open_index
 from engine.search.rerank import DEFAULT_RANKING, RankingOptions
+from engine.search.routing import ROUTES, QueryKind, Route
 from engine.search.searcher import Searcher, depth_for
 from engine.signal import IndexOptions, OpenOptions, ProgressFn, SignalPlugin, no_progress
 from engine.types import Filters, Query, Result
@@ -36,6 +37,7 @@ class Config:
     name: str
     signals: tuple[str, ...] | None = None  # None: every ready signal
     ranking: RankingOptions = DEFAULT_RANKING
+    routes: Mapping[QueryKind, Route] | None = None  # None: the engine's own (ROUTES)
 
 
 @dataclass
@@ -150,7 +152,9 @@ def run_benchmark(
 
 def _replay(searcher: Searcher, text: str, runs: Sequence[Any], config: Config) -> list[Result]:
     chosen = [r for r in runs if config.signals is None or r.signal in config.signals]
-    return searcher.rank_runs(Query(text, Filters()), chosen, LIMIT, config.ranking)
+    return searcher.rank_runs(
+        Query(text, Filters()), chosen, LIMIT, config.ranking, config.routes or ROUTES
+    )
 
 
 def _grouped(

@@ -34,6 +34,7 @@ from engine.context.related_tests import RelatedTest, related_tests
 from engine.errors import UsageError
 from engine.index.opening import OpenIndex
 from engine.search.budget import LOCATION_TOKENS, TokenCounter, default_counter, pack, signature_of
+from engine.search.rerank import DEFAULT_RANKING, RankingOptions
 from engine.search.searcher import ChunkReader
 from engine.types import SYMBOL, Chunk, Result, SearchResponse
 
@@ -72,7 +73,14 @@ class ContextSearcher(Protocol):
     @property
     def repo(self) -> str: ...
 
-    def search(self, text: str, *, limit: int = ...) -> SearchResponse: ...
+    def search(
+        self, text: str, *, limit: int = ..., ranking: RankingOptions | None = ...
+    ) -> SearchResponse: ...
+
+
+# A context packs code to read, so several neighbouring definitions of one file are welcome
+# (search answers list distinct files first; see engine/search/rerank.py).
+CONTEXT_RANKING = replace(DEFAULT_RANKING, max_per_file=3)
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,7 +208,9 @@ def build_context(
     if not 0.0 <= expansion_share < 1.0:
         raise UsageError("the expansion share must be at least 0 and below 1, e.g. 0.3")
     count, tokenizer = counter or default_counter()
-    response = searcher.search(query, limit=limit or default_limit(budget_tokens))
+    response = searcher.search(
+        query, limit=limit or default_limit(budget_tokens), ranking=CONTEXT_RANKING
+    )
     results = response.results
     context = Context(
         query=response.query,

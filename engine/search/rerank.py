@@ -11,24 +11,15 @@
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from engine.search.definitions import DEFAULT_BOOSTS, QueryNames, definition_factor, query_names
 from engine.search.file_evidence import DECAY, OTHERS, file_bonuses
 from engine.search.path_evidence import path_share
+from engine.search.priors import result_prior
 from engine.search.stems import content_stems
 from engine.types import Adjustment, Result
-
-_TEST_PATH = re.compile(
-    r"(^|/)(tests?|__tests__|spec|specs|testing|testdata|fixtures?)/"
-    r"|(^|/)test_[^/]*$|_test\.[a-z]+$|\.(test|spec)\.[a-z]+$|_spec\.rb$|(^|/)conftest\.py$"
-)
-_GENERATED_PATH = re.compile(
-    r"_pb2(_grpc)?\.pyi?$|\.pb\.go$|\.pb\.(cc|h)$|\.g\.dart$|(^|/)generated/|\.generated\.[a-z]+$"
-)
-_VENDORED_PATH = re.compile(r"(^|/)(vendor|third_party|third-party|external)/")
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,22 +28,31 @@ class RankingOptions:
     include_generated: bool = False
     test_prior: float = 0.6  # multiplies a test file's fused score
     generated_prior: float = 0.5  # generated or vendored code
-    docs_prior: float = 1.0  # documentation (markdown sections, text windows)
-    max_per_file: int = 3
+    docs_prior: float = 0.6  # documentation (markdown sections, text windows)
+    legacy_prior: float = 0.7  # deprecated, legacy, compat and old-major-version (v1/) code
+    module_prior: float = 1.0  # module-level code between definitions (imports, constants)
+    max_per_file: int = 1
     candidates: int = 50  # fused results the ranking stage sees (each signal is asked as many)
     dedupe: bool = True
     definitions: bool = True  # definition first (engine/search/definitions.py)
     path_evidence: bool = True  # query words naming the path (engine/search/path_evidence.py)
-    path_weight: float = 0.5  # the multiplier reaches 1 + this when the path names every word
+    path_weight: float = 1.0  # the multiplier reaches 1 + this when the path names every word
     file_evidence: bool = True  # several strong chunks in one file (file_evidence.py)
-    file_weight: float = 0.3
+    file_weight: float = 0.6
 
     def without(self, feature: str) -> RankingOptions:
         """These options with one switchable feature (a name in ``FEATURES``) turned off."""
         if feature not in FEATURES:
             raise ValueError(f"unknown ranking feature {feature!r}; known: {', '.join(FEATURES)}")
         if feature == "priors":
-            return replace(self, include_tests=True, include_generated=True, docs_prior=1.0)
+            return replace(
+                self,
+                include_tests=True,
+                include_generated=True,
+                docs_prior=1.0,
+                legacy_prior=1.0,
+                module_prior=1.0,
+            )
         return replace(self, **{feature: False})
 
 
@@ -75,17 +75,6 @@ class RankQuery:
         return cls(query_names(text, identifier_query), content_stems(text))
 
 
-def path_prior(path: str, options: RankingOptions) -> tuple[float, str]:
-    """The multiplier for a result in ``path`` and its reason ("" for none)."""
-    if not options.include_generated and (
-        _GENERATED_PATH.search(path) or _VENDORED_PATH.search(path)
-    ):
-        return options.generated_prior, "generated-or-vendored"
-    if not options.include_tests and _TEST_PATH.search(path):
-        return options.test_prior, "test"
-    return 1.0, ""
-
-
 def _content_key(result: Result) -> str:
     return hashlib.blake2b(result.content.encode("utf-8", "replace"), digest_size=12).hexdigest()
 
@@ -94,19 +83,13 @@ def _overlaps(a: Result, b: Result) -> bool:
     return a.path == b.path and a.start_line <= b.end_line and b.start_line <= a.end_line
 
 
-def _docs(result: Result) -> bool:
-    return result.kind == "section" or result.language in {"markdown", "text", "rst"}
-
-
 def _adjusted(
     results: Sequence[Result], options: RankingOptions, query: RankQuery | None
 ) -> list[Result]:
     """Each result's score times the factors of the path priors and the query features."""
     factors: list[list[Adjustment]] = [[] for _ in results]
     for r, mine in zip(results, factors, strict=True):
-        prior, reason = path_prior(r.path, options)
-        if prior == 1.0 and options.docs_prior != 1.0 and _docs(r):
-            prior, reason = options.docs_prior, "documentation"
+        prior, reason = result_prior(r, options)
         if prior != 1.0:
             mine.append(Adjustment("prior", prior, reason))
         if query is None:
@@ -179,7 +162,9 @@ def rerank(
     """Apply priors and the query features, then keep the best of overlapping or identical
     results, then cap per file. Without ``query`` only the priors apply."""
     scored = _adjusted(results, options, query)
-    scored.sort(key=lambda r: -r.score)  # stable: ties keep the fused order
+    # Exact ties by location: the fused order of tied chunks follows chunk ids, which an
+    # update assigns differently from a clean build.
+    scored.sort(key=lambda r: (-r.score, r.path, r.start_line, r.end_line))
     kept: list[Result] = []
     per_file: dict[str, int] = {}
     by_content: dict[str, int] = {}

@@ -16,7 +16,7 @@ from engine.errors import UsageError
 from engine.search.confidence import low_confidence
 from engine.search.fusion import DEFAULT_K, Fused, reciprocal_rank_fusion
 from engine.search.rerank import DEFAULT_RANKING, RankingOptions, RankQuery, rerank
-from engine.search.routing import ROUTES, query_kind
+from engine.search.routing import ROUTES, QueryKind, Route, query_kind
 from engine.signal import Signal
 from engine.types import Chunk, Filters, Location, Query, Result, SearchResponse, SignalRun
 
@@ -165,15 +165,20 @@ class Searcher:
         )
 
     def rank_runs(
-        self, query: Query, runs: Sequence[SignalRun], limit: int, ranking: RankingOptions
+        self,
+        query: Query,
+        runs: Sequence[SignalRun],
+        limit: int,
+        ranking: RankingOptions,
+        routes: Mapping[QueryKind, Route] = ROUTES,
     ) -> list[Result]:
         """The second half of ``search``: route by query kind, fuse, re-rank.
 
-        Evaluation replays saved runs through it to score a ranking change without asking
-        the signals again.
+        Evaluation replays saved runs through it (with other ``routes`` when tuning them) to
+        score a ranking change without asking the signals again.
         """
         kind = query_kind(query.text)
-        chosen = ROUTES[kind]
+        chosen = routes[kind]
         return self.rank(
             runs,
             query.filters,

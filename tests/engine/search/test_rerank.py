@@ -1,6 +1,7 @@
 from __future__ import annotations
 
-from engine.search.rerank import RankingOptions, path_prior, rerank
+from engine.search.priors import path_prior
+from engine.search.rerank import RankingOptions, rerank
 from engine.types import Result
 
 
@@ -45,7 +46,7 @@ def test_overlapping_results_keep_the_best() -> None:
             result("a.py", 12, 20, 0.8),  # its method
             result("a.py", 41, 50, 0.7),  # the next function
         ],
-        RankingOptions(),
+        RankingOptions(max_per_file=3),
         10,
     )
     assert [(r.start_line, r.end_line) for r in ranked] == [(10, 40), (41, 50)]
@@ -72,9 +73,14 @@ def test_cap_per_file_and_limit() -> None:
     assert len(rerank(many, RankingOptions(max_per_file=10), 3)) == 3
 
 
+def test_search_answers_list_distinct_files_by_default() -> None:
+    rows = [result("a.py", 1, 10, 0.9), result("a.py", 20, 30, 0.8), result("b.py", 1, 5, 0.1)]
+    assert [r.path for r in rerank(rows, RankingOptions(), 10)] == ["a.py", "b.py"]
+
+
 def test_dedupe_off_keeps_everything() -> None:
     rows = [result("a.py", 1, 10, 0.9), result("a.py", 2, 3, 0.8)]
-    assert len(rerank(rows, RankingOptions(dedupe=False), 10)) == 2
+    assert len(rerank(rows, RankingOptions(dedupe=False, max_per_file=3), 10)) == 2
 
 
 def test_duplicate_of_a_capped_result_does_not_break() -> None:
