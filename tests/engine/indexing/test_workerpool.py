@@ -9,7 +9,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 
 import pytest
@@ -90,6 +90,8 @@ def test_a_python_exception_is_raised_in_the_caller(pool: WorkerPool[int, int]) 
 
 def test_a_run_abandoned_early_leaves_the_pool_usable(pool: WorkerPool[int, int]) -> None:
     results = pool.run(square, list(range(40)), workers=2, failed=blamed)
+    # Abandoning a run means closing its generator, which is what a caller's `break` does.
+    assert isinstance(results, Generator)
     assert next(results) == 0
     results.close()  # the workers still busy with this run are stopped, not reused
     assert list(pool.run(square, list(range(6)), workers=2, failed=blamed)) == [
