@@ -7,7 +7,8 @@ code (``PersistentPreRun``, ``url_for``) or capitalised past the first word (``h
 Railtie initializers ordered``). A chunk matches when the chunker recorded it as a
 definition (its kind and own name come from the syntax tree, as the symbol table's do) of
 that name; a type (class, interface, struct, enum, trait) counts more than a callable, an
-``impl`` block least. When several files define the name (Ruby reopens classes, Rust has
+``impl`` block least; a named module chunk (Ruby, Elixir, namespaces) counts as a type,
+while module-level code (no name) never matches. When several files define the name (Ruby reopens classes, Rust has
 ``impl`` blocks), the file whose stem is the name wins the tie.
 """
 
@@ -82,7 +83,7 @@ def definition_factor(
     symbol), and the reason shown by ``--explain``."""
     if not name or not query.names:
         return 1.0, ""
-    if kind in TYPE_KINDS:
+    if kind in TYPE_KINDS or kind == "module":  # a named module: Ruby's, Elixir's, a namespace
         base = boosts.type_kind
     elif kind in CALLABLE_KINDS:
         base = boosts.callable_kind

@@ -5,7 +5,7 @@
 - **De-duplication**: a result overlapping a better one in the same file (a method inside
   its class's chunk, neighbouring windows) is dropped; identical code in several files is
   shown once, listing the other paths.
-- **Diversity**: at most ``max_per_file`` results from one file.
+- **Diversity**: at most ``max_per_file`` results from one file, until the files run out.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ class RankingOptions:
     legacy_prior: float = 0.7  # deprecated, legacy, compat and old-major-version (v1/) code
     module_prior: float = 1.0  # module-level code between definitions (imports, constants)
     max_per_file: int = 1
+    fill: bool = True  # when files run out, fill the list with more chunks of shown files
     candidates: int = 50  # fused results the ranking stage sees (each signal is asked as many)
     dedupe: bool = True
     definitions: bool = True  # definition first (engine/search/definitions.py)
@@ -168,6 +169,7 @@ def rerank(
     kept: list[Result] = []
     per_file: dict[str, int] = {}
     by_content: dict[str, int] = {}
+    held_back: list[Result] = []  # over the per-file cap: shown only if files run out
     for r in scored:
         key = _content_key(r) if options.dedupe and r.content.strip() else ""
         if options.dedupe:
@@ -178,11 +180,21 @@ def rerank(
                 kept[by_content[key]] = replace(first, duplicates=(*first.duplicates, r.path))
                 continue
         if per_file.get(r.path, 0) >= options.max_per_file:
+            held_back.append(r)
             continue
         per_file[r.path] = per_file.get(r.path, 0) + 1
         if key:
             by_content[key] = len(kept)
         kept.append(r)
         if len(kept) >= limit:
-            break
+            return kept
+    # Fewer files than ``limit`` matched (a small repository, a narrow filter): the list is
+    # filled with the best further chunks of the files already shown, after all of them.
+    if options.fill:
+        for r in held_back:
+            if len(kept) >= limit:
+                break
+            if options.dedupe and r.content.strip() and _content_key(r) in by_content:
+                continue  # its identical twin in another file is already listed
+            kept.append(r)
     return kept

@@ -68,14 +68,23 @@ def test_identical_content_is_collapsed() -> None:
 
 def test_cap_per_file_and_limit() -> None:
     many = [result("a.py", i * 10, i * 10 + 5, 1.0 - i / 100) for i in range(1, 8)]
-    ranked = rerank([*many, result("b.py", 1, 2, 0.1)], RankingOptions(max_per_file=2), 10)
+    ranked = rerank(
+        [*many, result("b.py", 1, 2, 0.1)], RankingOptions(max_per_file=2, fill=False), 10
+    )
     assert [r.path for r in ranked] == ["a.py", "a.py", "b.py"]
     assert len(rerank(many, RankingOptions(max_per_file=10), 3)) == 3
 
 
 def test_search_answers_list_distinct_files_by_default() -> None:
     rows = [result("a.py", 1, 10, 0.9), result("a.py", 20, 30, 0.8), result("b.py", 1, 5, 0.1)]
-    assert [r.path for r in rerank(rows, RankingOptions(), 10)] == ["a.py", "b.py"]
+    assert [r.path for r in rerank(rows, RankingOptions(), 2)] == ["a.py", "b.py"]
+
+
+def test_when_files_run_out_the_list_is_filled_after_every_file() -> None:
+    rows = [result("a.py", 1, 5, 0.9), result("a.py", 20, 30, 0.8), result("b.py", 1, 5, 0.1)]
+    ranked = rerank(rows, RankingOptions(max_per_file=1), 10)
+    assert [(r.path, r.start_line) for r in ranked] == [("a.py", 1), ("b.py", 1), ("a.py", 20)]
+    assert len(rerank(rows, RankingOptions(max_per_file=1), 2)) == 2
 
 
 def test_dedupe_off_keeps_everything() -> None:
