@@ -1,26 +1,50 @@
 """The ``lowConfidence`` flag: nothing in the answer matched the query well.
 
-Rank fusion says which results are best, not whether any is good. The raw scores of two
-signals do carry that: the vector signal's cosine similarity and the symbol signal's match
-score (an exact name scores 9). An answer is flagged when the vector signal ran and neither
-signal's best hit reaches its threshold. Without the vector signal the engine cannot tell
-and never flags.
+Rank fusion says which results are best, not whether any is good. Two measurements carry
+that, one per kind of query:
 
-Calibrated on the 27 negative and 167 answerable queries of the four labeled datasets
-(eval/RESULTS.md): these thresholds flag 14 of 27 negatives and 1 of 167 answerable queries.
+- **A name** (an identifier query): the answer is flagged when no result's code contains
+  the name's words at all. A name that exists is written somewhere in its definition or a
+  use; one that does not exist gets only near misses (other names sharing parts).
+- **Words** (a question, a pasted report): flagged when the vector signal ran and its best
+  cosine similarity is below ``VECTOR_THRESHOLD``. Without the vector signal the engine
+  cannot tell and never flags.
+
+Calibrated on the semble-dev queries and the 144 checked unanswerable queries beside them
+(eval/datasets/semble-dev-negatives.jsonl), with cross-validation by repository; the
+numbers are in eval/RESULTS.md.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
-from engine.types import SYMBOL, VECTOR, SignalRun
+from engine.terms import identifiers
+from engine.types import VECTOR, Result, SignalRun
 
-THRESHOLDS: Mapping[str, float] = {VECTOR: 0.38, SYMBOL: 3.0}
+VECTOR_THRESHOLD = 0.44
+MIN_WORD_CHARS = 3
 
 
-def low_confidence(runs: Sequence[SignalRun], thresholds: Mapping[str, float] = THRESHOLDS) -> bool:
+def _name_words(text: str) -> list[str]:
+    return [w.lower() for w in identifiers(text) if len(w) >= MIN_WORD_CHARS]
+
+
+def low_confidence(
+    runs: Sequence[SignalRun],
+    results: Sequence[Result],
+    *,
+    identifier_query: bool,
+    text: str,
+    vector_threshold: float = VECTOR_THRESHOLD,
+) -> bool:
+    if not results:
+        return False
+    if identifier_query:
+        words = _name_words(text)
+        if words:
+            return not any(all(w in r.content.lower() for w in words) for r in results)
     best = {run.signal: (run.hits[0].score if run.hits else 0.0) for run in runs if not run.error}
     if VECTOR not in best:
         return False
-    return all(best[name] < limit for name, limit in thresholds.items() if name in best)
+    return best[VECTOR] < vector_threshold

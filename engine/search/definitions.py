@@ -8,8 +8,8 @@ Railtie initializers ordered``). A chunk matches when the chunker recorded it as
 definition (its kind and own name come from the syntax tree, as the symbol table's do) of
 that name; a type (class, interface, struct, enum, trait) counts more than a callable, an
 ``impl`` block least; a named module chunk (Ruby, Elixir, namespaces) counts as a type,
-while module-level code (no name) never matches. When several files define the name (Ruby reopens classes, Rust has
-``impl`` blocks), the file whose stem is the name wins the tie.
+while module-level code (no name) never matches. When several files define the name (Ruby
+reopens classes, Rust has ``impl`` blocks), the file whose stem is the name wins the tie.
 """
 
 from __future__ import annotations

@@ -160,7 +160,9 @@ class Searcher:
             results,
             runs,
             warnings,
-            low_confidence=bool(results) and low_confidence(runs),
+            low_confidence=low_confidence(
+                runs, results, identifier_query=kind == "identifier", text=clean
+            ),
             query_kind=kind,
         )
 

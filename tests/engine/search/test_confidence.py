@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from engine.search.confidence import low_confidence
-from engine.types import Hit, SignalRun
+from engine.types import Hit, Result, SignalRun
 
 
 def run(signal: str, top: float | None, error: str = "") -> SignalRun:
@@ -9,13 +9,31 @@ def run(signal: str, top: float | None, error: str = "") -> SignalRun:
     return SignalRun(signal, hits, 1.0, error)
 
 
-def test_flags_only_when_every_calibrated_signal_is_weak() -> None:
-    assert low_confidence([run("lexical", 40.0), run("vector", 0.2), run("symbol", 1.0)])
-    assert not low_confidence([run("vector", 0.6), run("symbol", 1.0)])
-    assert not low_confidence([run("vector", 0.2), run("symbol", 9.0)])
-    assert low_confidence([run("vector", 0.2), run("symbol", None)])
+def code(content: str) -> Result:
+    return Result("r", "a.py", 1, 2, "", content, 0.5, ("lexical",))
 
 
-def test_never_flags_without_the_vector_signal() -> None:
-    assert not low_confidence([run("lexical", 1.0), run("symbol", 0.1)])
-    assert not low_confidence([run("vector", 0.1, error="boom"), run("symbol", 0.1)])
+ANSWER = [code("class Greeter:\n    def greet(self, name): ...")]
+
+
+def test_a_question_is_flagged_when_the_vector_signal_finds_nothing_close() -> None:
+    asked = {"identifier_query": False, "text": "how are people greeted"}
+    assert low_confidence([run("lexical", 40.0), run("vector", 0.2)], ANSWER, **asked)
+    assert not low_confidence([run("vector", 0.6), run("symbol", 1.0)], ANSWER, **asked)
+
+
+def test_a_question_is_never_flagged_without_the_vector_signal() -> None:
+    asked = {"identifier_query": False, "text": "how are people greeted"}
+    assert not low_confidence([run("lexical", 1.0), run("symbol", 0.1)], ANSWER, **asked)
+    assert not low_confidence([run("vector", 0.1, error="boom")], ANSWER, **asked)
+
+
+def test_a_name_is_flagged_when_no_result_contains_it() -> None:
+    runs = [run("vector", 0.9)]  # a name's vector similarity says little either way
+    assert not low_confidence(runs, ANSWER, identifier_query=True, text="Greeter")
+    assert not low_confidence(runs, ANSWER, identifier_query=True, text="Greeter.greet")
+    assert low_confidence(runs, ANSWER, identifier_query=True, text="GreeterFactory")
+
+
+def test_an_empty_answer_is_not_flagged_it_is_empty() -> None:
+    assert not low_confidence([run("vector", 0.1)], [], identifier_query=False, text="x y z")
