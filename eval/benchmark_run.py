@@ -18,7 +18,7 @@ from typing import Any
 
 from engine.index.home import Home
 from engine.index.opening import open_index
-from engine.search.rerank import DEFAULT_RANKING, RankingOptions
+from engine.search.options import DEFAULT_RANKING, RankingOptions
 from engine.search.routing import ROUTES, QueryKind, Route
 from engine.search.searcher import Searcher, depth_for
 from engine.signal import IndexOptions, OpenOptions, ProgressFn, SignalPlugin, no_progress
@@ -231,7 +231,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parser.parse_args(argv)
     only = [r for r in args.repos.split(",") if r] or None
     repos, queries = load_benchmark(args.benchmark, only)
-    from engine.search.rerank import FEATURES
+    from engine.search.options import FEATURES
 
     run = run_benchmark(
         Home(engine_home()),

@@ -30,6 +30,7 @@ from typing import Any
 import orjson
 
 from engine.context.assembly import (
+    CONTEXT_RANKING,
     DEFAULT_EXPANSION_SHARE,
     MAX_LIMIT,
     ContextSearcher,
@@ -37,6 +38,7 @@ from engine.context.assembly import (
     build_context,
 )
 from engine.search.budget import TokenCounter, default_counter, pack
+from engine.search.options import RankingOptions
 from engine.search.searcher import ChunkReader
 from engine.types import SearchResponse
 from eval.dataset import EvalQuery, Target, load_dataset
@@ -93,8 +95,10 @@ class _OnceSearcher:
         self.repo = repo
         self._response = response
 
-    def search(self, text: str, *, limit: int = 10) -> SearchResponse:
-        del text
+    def search(
+        self, text: str, *, limit: int = 10, ranking: RankingOptions | None = None
+    ) -> SearchResponse:
+        del text, ranking  # the one search was made with the context's own ranking
         return replace(self._response, results=self._response.results[:limit])
 
 
@@ -140,7 +144,9 @@ def evaluate(
     for q in answerable:
         repo = repository_for(q.repo)
         q = resolve_symbols(q, repo.lines_of)
-        response = repo.searcher.search(q.query, limit=max(limit, deep_limit, MAX_LIMIT))
+        response = repo.searcher.search(
+            q.query, limit=max(limit, deep_limit, MAX_LIMIT), ranking=CONTEXT_RANKING
+        )
         once = _OnceSearcher(repo.searcher.repo, response)
         first, deeper = response.results[:limit], response.results[:deep_limit]
         for budget in budgets:

@@ -34,7 +34,7 @@ from engine.context.related_tests import RelatedTest, related_tests
 from engine.errors import UsageError
 from engine.index.opening import OpenIndex
 from engine.search.budget import LOCATION_TOKENS, TokenCounter, default_counter, pack, signature_of
-from engine.search.rerank import DEFAULT_RANKING, RankingOptions
+from engine.search.options import DEFAULT_RANKING, RankingOptions
 from engine.search.searcher import ChunkReader
 from engine.types import SYMBOL, Chunk, Result, SearchResponse
 

@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from engine.context.expansion import DefinitionResolver, DefinitionSite
+from engine.search.options import DEFAULT_RANKING
 from engine.search.priors import path_prior
-from engine.search.rerank import DEFAULT_RANKING
 from engine.types import Chunk
 
 DEFINITION_KINDS = frozenset(

@@ -9,12 +9,9 @@ development set (eval/RESULTS.md).
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 
+from engine.search.options import RankingOptions
 from engine.types import Result
-
-if TYPE_CHECKING:
-    from engine.search.rerank import RankingOptions
 
 _TEST_PATH = re.compile(
     r"(^|/)(tests?|__tests__|spec|specs|testing|testdata|fixtures?)/"

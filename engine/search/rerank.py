@@ -16,52 +16,11 @@ from dataclasses import dataclass, replace
 
 from engine.search.definitions import DEFAULT_BOOSTS, QueryNames, definition_factor, query_names
 from engine.search.file_evidence import DECAY, OTHERS, file_bonuses
+from engine.search.options import RankingOptions
 from engine.search.path_evidence import path_share
 from engine.search.priors import result_prior
 from engine.search.stems import content_stems
 from engine.types import Adjustment, Result
-
-
-@dataclass(frozen=True, slots=True)
-class RankingOptions:
-    include_tests: bool = False
-    include_generated: bool = False
-    test_prior: float = 0.6  # multiplies a test file's fused score
-    generated_prior: float = 0.5  # generated or vendored code
-    docs_prior: float = 0.6  # documentation (markdown sections, text windows)
-    legacy_prior: float = 0.7  # deprecated, legacy, compat and old-major-version (v1/) code
-    module_prior: float = 1.0  # module-level code between definitions (imports, constants)
-    max_per_file: int = 1
-    fill: bool = True  # when files run out, fill the list with more chunks of shown files
-    candidates: int = 50  # fused results the ranking stage sees (each signal is asked as many)
-    dedupe: bool = True
-    definitions: bool = True  # definition first (engine/search/definitions.py)
-    path_evidence: bool = True  # query words naming the path (engine/search/path_evidence.py)
-    path_weight: float = 1.0  # the multiplier reaches 1 + this when the path names every word
-    file_evidence: bool = True  # several strong chunks in one file (file_evidence.py)
-    file_weight: float = 0.6
-
-    def without(self, feature: str) -> RankingOptions:
-        """These options with one switchable feature (a name in ``FEATURES``) turned off."""
-        if feature not in FEATURES:
-            raise ValueError(f"unknown ranking feature {feature!r}; known: {', '.join(FEATURES)}")
-        if feature == "priors":
-            return replace(
-                self,
-                include_tests=True,
-                include_generated=True,
-                docs_prior=1.0,
-                legacy_prior=1.0,
-                module_prior=1.0,
-            )
-        return replace(self, **{feature: False})
-
-
-# The ranking features that can be switched off one at a time, as the evaluation's ablation
-# rows do (each a boolean field above, except "priors": every path prior).
-FEATURES: tuple[str, ...] = ("definitions", "path_evidence", "file_evidence", "priors", "dedupe")
-
-DEFAULT_RANKING = RankingOptions()
 
 
 @dataclass(frozen=True, slots=True)

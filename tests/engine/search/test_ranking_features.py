@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from engine.search.definitions import definition_factor, query_names
 from engine.search.file_evidence import file_bonuses
+from engine.search.options import RankingOptions
 from engine.search.path_evidence import path_share
-from engine.search.rerank import RankingOptions, RankQuery, rerank
+from engine.search.rerank import RankQuery, rerank
 from engine.search.stems import content_stems, stem, stems_match
 from engine.types import Result
 

@@ -1,7 +1,8 @@
 from __future__ import annotations
 
+from engine.search.options import RankingOptions
 from engine.search.priors import path_prior
-from engine.search.rerank import RankingOptions, rerank
+from engine.search.rerank import rerank
 from engine.types import Result
 
 
