@@ -1,0 +1,432 @@
+"""The swebench-dev runner (``../shared/benchmarks/swebench-dev``): a whole issue report as the
+query, the file and function its fix changed as the answer.
+
+Per repository one work tree, cloned from the bare snapshot under ``/work/.mirror/<owner>+
+<name>/`` into ``<checkouts>/<name>/``; its instances in ``created_at`` order. Per instance:
+``git checkout -f <base_commit>`` and ``git clean -fdx``, then index (the first time) or
+reindex (later: the incremental-update workload the README asks to time), then every query
+variant goes through ``Searcher.search`` as the CLI sends it, with ``LIMIT`` results.
+
+Scores, as the README defines them:
+- file Acc@k: a gold file is among the first k *distinct files* of the ranking (k = 1, 5, 10);
+- function hit@10: one of the first 10 results overlaps a gold function's lines, over the
+  instances that have gold functions (24 of the 95 change only module-level code).
+
+Variants re-query the same index (no re-embedding of the corpus): ``as-is`` is the issue text
+unchanged; ``code`` keeps only its code-like lines and identifiers (``code_query``).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from engine.errors import UsageError
+from engine.index.home import Home
+from engine.signal import IndexOptions, OpenOptions, SignalPlugin
+from eval.benchmark import MIRROR_ROOT, BenchmarkError
+from eval.dataset import Target
+from eval.metrics import Ranked, mean
+from eval.protocol import file_rank
+
+LIMIT = 50  # the README's "generous limit": file ranks are read over the whole list
+TOP_K = (1, 5, 10)
+FUNCTION_CUTOFF = 10
+DEFAULT_CHECKOUTS = Path(".bench-repos/swebench")
+GIT_TIMEOUT_S = 600.0
+
+
+@dataclass(frozen=True, slots=True)
+class Instance:
+    id: str
+    repo: str  # "owner/name"
+    base_commit: str
+    created_at: str  # ISO 8601, UTC; sorts as text
+    query: str
+    gold_files: tuple[str, ...]  # repository-root paths
+    gold_functions: tuple[Target, ...]  # lines 1-based, inclusive, at the base commit
+
+    @property
+    def name(self) -> str:
+        return self.repo.rsplit("/", 1)[-1]
+
+
+def load_instances(
+    path: Path, repos: Sequence[str] | None = None, max_instances: int | None = None
+) -> list[Instance]:
+    """The instances of ``path`` (a jsonl), grouped by repository in order of first
+    appearance and in ``created_at`` order within one; ``repos`` (short names or
+    ``owner/name``) keeps only those, ``max_instances`` the first N of each."""
+    try:
+        lines = path.read_bytes().splitlines()
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc} — give the swebench-dev folder") from None
+    out: list[Instance] = []
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            raw = orjson.loads(line)
+            out.append(
+                Instance(
+                    id=str(raw["id"]),
+                    repo=str(raw["repo"]),
+                    base_commit=str(raw["base_commit"]),
+                    created_at=str(raw["created_at"]),
+                    query=str(raw["query"]),
+                    gold_files=tuple(str(p) for p in raw["gold_files"]),
+                    gold_functions=tuple(
+                        Target(str(f["path"]), int(f["startLine"]), int(f["endLine"]))
+                        for f in raw.get("gold_functions") or ()
+                    ),
+                )
+            )
+        except (orjson.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+            raise UsageError(f"{path} line {n} is not an instance: {exc}") from None
+    if repos:
+        known = {i.repo for i in out} | {i.name for i in out}
+        unknown = [r for r in repos if r not in known]
+        if unknown:
+            names = ", ".join(sorted({i.name for i in out}))
+            raise UsageError(f"not in {path}: {', '.join(unknown)} — choose from {names}")
+        out = [i for i in out if i.repo in repos or i.name in repos]
+    order = {repo: n for n, repo in reversed(list(enumerate(i.repo for i in out)))}
+    out.sort(key=lambda i: (order[i.repo], i.created_at, i.id))
+    if max_instances is not None:
+        taken: dict[str, int] = {}
+        kept = []
+        for instance in out:
+            taken[instance.repo] = taken.get(instance.repo, 0) + 1
+            if taken[instance.repo] <= max_instances:
+                kept.append(instance)
+        out = kept
+    return out
+
+
+# --- scoring ---------------------------------------------------------------------------------
+
+
+def gold_file_rank(ranked: Sequence[Ranked], instance: Instance) -> int | None:
+    """The 1-based distinct-file rank of the first gold file, or None when none is listed."""
+    return file_rank(ranked, set(instance.gold_files))
+
+
+def function_hit(ranked: Sequence[Ranked], instance: Instance) -> bool | None:
+    """Whether one of the first 10 results overlaps a gold function; None without any."""
+    if not instance.gold_functions:
+        return None
+    return any(
+        target.overlaps(r.path, r.start_line, r.end_line)
+        for r in ranked[:FUNCTION_CUTOFF]
+        for target in instance.gold_functions
+    )
+
+
+def accuracy(ranks: Iterable[int | None], k: int) -> float:
+    """The share of ``ranks`` that are at most ``k`` (a missing rank counts as a miss)."""
+    values = [rank is not None and rank <= k for rank in ranks]
+    return mean([1.0 if v else 0.0 for v in values]) if values else 0.0
+
+
+# --- query reduction -------------------------------------------------------------------------
+
+_FENCE = re.compile(r"^\s*(```|~~~)")
+_TRACE = re.compile(
+    r'^\s*(Traceback \(most recent call last\)|File "[^"]+", line \d+'
+    r"|[A-Za-z_][\w.]*(Error|Exception|Warning)\b)"
+)
+_PROMPT = re.compile(r"^\s*(>>>|\.\.\.\s|\$ |In \[\d+\]:)")
+_INDENTED = re.compile(r"^(    |\t)\s*\S")
+# "numpy: 1.18.1", "machine: x86_64": the environment report issue templates ask for.
+_VERSION_LINE = re.compile(r"^\s*[\w.() -]+\s*[:=]\s*\S*\d\S*\s*$")
+_WORD = re.compile(r"[A-Za-z_]\w{2,}")  # a code line without one is data (array output, rules)
+# Identifiers in prose, each written in a way English is not: `quoted`, dotted.names (a part
+# of 3+ characters, so "e.g." is not one), calls(, snake_case, CamelCase inside, file paths.
+_IDENTIFIERS = re.compile(
+    r"`([^`\n]+)`"
+    r"|(\b[\w./-]+\.(?:py|pyx|pyi|cfg|toml|ini|json|ya?ml|txt|rst|c|h)\b)"
+    r"|(\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+(?=\W|$))"
+    r"|(\b[A-Za-z_]\w*(?=\())"
+    r"|(\b_*[a-z][a-z0-9]*_\w+)"
+    r"|(\b(?:[A-Za-z][a-z0-9]+[A-Z]|[A-Z]{2,}[a-z])\w*)"
+)
+
+
+def _identifier(match: re.Match[str]) -> str | None:
+    text = next(g for g in match.groups() if g is not None).strip()
+    if match.group(3) is not None and max(len(p) for p in text.split(".")) < 3:
+        return None
+    return text or None
+
+
+def code_query(text: str) -> str:
+    """The code-like part of an issue report: fenced, indented, prompt and traceback lines
+    (those with a word in them; not version-report lines), then the identifiers its prose
+    writes like code, once each in order of first use. The text unchanged when it has none
+    of either."""
+    code: list[str] = []
+    names: list[str] = []
+    fenced = False
+    for line in text.splitlines():
+        if _FENCE.match(line):
+            fenced = not fenced
+            continue
+        if _VERSION_LINE.match(line):
+            continue
+        if fenced or _TRACE.match(line) or _PROMPT.match(line) or _INDENTED.match(line):
+            if _WORD.search(line):
+                code.append(line.strip())
+            continue
+        for match in _IDENTIFIERS.finditer(line):
+            name = _identifier(match)
+            if name and name not in names:
+                names.append(name)
+    kept = list(dict.fromkeys(code))
+    if names:
+        kept.append(" ".join(names))
+    return "\n".join(kept) if kept else text
+
+
+VARIANTS: dict[str, Callable[[str], str]] = {"as-is": lambda text: text, "code": code_query}
+
+
+# --- work trees ------------------------------------------------------------------------------
+
+
+def _git(args: Sequence[str], where: str) -> None:
+    try:
+        done = subprocess.run(
+            ["git", *args], capture_output=True, timeout=GIT_TIMEOUT_S, check=False
+        )
+    except subprocess.TimeoutExpired:
+        raise BenchmarkError(f"{where}: git {args[0]} took over {GIT_TIMEOUT_S:.0f}s") from None
+    if done.returncode != 0:
+        detail = done.stderr.decode(errors="replace").strip()
+        raise BenchmarkError(f"{where}: git {' '.join(args[:3])} failed: {detail}")
+
+
+def work_tree(repo: str, checkouts: Path, mirror_root: Path = MIRROR_ROOT) -> Path:
+    """``<checkouts>/<name>``, a clone of the bare snapshot of ``repo`` ("owner/name"), made
+    on first use (in a temporary sibling, so an interrupted clone leaves no half tree)."""
+    owner, name = repo.split("/", 1)
+    dest = checkouts / name
+    if (dest / ".git").is_dir():
+        return dest
+    folder = mirror_root / f"{owner}+{name}"
+    git_dir = next((c for c in (folder / "repo", folder) if (c / "HEAD").is_file()), None)
+    if git_dir is None:
+        raise BenchmarkError(
+            f"no snapshot of {repo} under {mirror_root} — fetch github:{repo} first"
+        )
+    tmp = checkouts / f".{name}.partial"
+    shutil.rmtree(tmp, ignore_errors=True)
+    checkouts.mkdir(parents=True, exist_ok=True)
+    _git(["clone", "--quiet", "--no-checkout", str(git_dir), str(tmp)], repo)
+    tmp.rename(dest)
+    return dest
+
+
+def check_out(tree: Path, commit: str) -> None:
+    """Put ``tree`` at ``commit`` exactly: tracked files forced, everything else removed."""
+    _git(["-C", str(tree), "checkout", "--quiet", "--force", "--detach", commit], str(tree))
+    _git(["-C", str(tree), "clean", "--quiet", "-fdx"], str(tree))
+
+
+# --- the run ---------------------------------------------------------------------------------
+
+
+@dataclass
+class VariantResult:
+    query_chars: int
+    file_rank: int | None  # distinct-file rank of the gold file, None when not in LIMIT
+    function_hit: bool | None  # None: the instance has no gold function
+    top: list[str]  # the first 10 results as "path:start-end"
+
+
+@dataclass
+class InstanceResult:
+    id: str
+    repo: str
+    index_seconds: float  # the index (first instance) or reindex before this instance
+    full_index: bool
+    files_changed: int  # added + changed + removed by that (re)index
+    variants: dict[str, VariantResult] = field(default_factory=dict)
+
+
+def _label(ranked: Sequence[Ranked]) -> list[str]:
+    return [f"{r.path}:{r.start_line}-{r.end_line}" for r in ranked]
+
+
+def run_swebench(
+    home: Home,
+    plugins: Mapping[str, SignalPlugin],
+    instances: Sequence[Instance],
+    checkouts: Path,
+    *,
+    variants: Mapping[str, Callable[[str], str]] = VARIANTS,
+    mirror_root: Path = MIRROR_ROOT,
+    on_result: Callable[[InstanceResult], None] = lambda _: None,
+) -> list[InstanceResult]:
+    from engine.index.opening import open_index
+    from engine.indexing.indexer import Indexer
+
+    # One indexer for the run: it keeps its builders, so the model loads once.
+    indexer = Indexer(home, dict(plugins), IndexOptions(home=home.root))
+    results: list[InstanceResult] = []
+    for instance in instances:
+        tree = work_tree(instance.repo, checkouts, mirror_root)
+        check_out(tree, instance.base_commit)
+        registered = any(entry.slug == instance.name for entry in home.list())
+        started = time.perf_counter()
+        if registered:
+            report = indexer.reindex(instance.name)
+        else:
+            report = indexer.index(instance.name, tree)
+        result = InstanceResult(
+            instance.id,
+            instance.repo,
+            time.perf_counter() - started,
+            report.full_rebuild,
+            report.files_added + report.files_changed + report.files_removed,
+        )
+        opened = open_index(home, instance.name, plugins, OpenOptions(home=home.root))
+        try:
+            for name, reduce in variants.items():
+                text = reduce(instance.query)
+                response = opened.searcher.search(text, limit=LIMIT)
+                ranked = [Ranked(r.path, r.start_line, r.end_line) for r in response.results]
+                result.variants[name] = VariantResult(
+                    len(text),
+                    gold_file_rank(ranked, instance),
+                    function_hit(ranked, instance),
+                    _label(ranked[:10]),
+                )
+        finally:
+            opened.close()
+        results.append(result)
+        on_result(result)
+    return results
+
+
+def summarize(results: Sequence[InstanceResult], variant: str) -> dict[str, Any]:
+    """Acc@1/5/10 and function hit@10 of ``variant``, and (re)index seconds, for a group."""
+    ranks = [r.variants[variant].file_rank for r in results]
+    hits = [h for r in results if (h := r.variants[variant].function_hit) is not None]
+    reindex = [r.index_seconds for r in results if not r.full_index]
+    return {
+        "instances": len(results),
+        **{f"acc{k}": accuracy(ranks, k) for k in TOP_K},
+        "functionHit10": mean([1.0 if h else 0.0 for h in hits]) if hits else None,
+        "withFunctions": len(hits),
+        "indexSeconds": sum(r.index_seconds for r in results if r.full_index),
+        "reindexSecondsMean": mean(reindex) if reindex else None,
+        "reindexSecondsMax": max(reindex, default=None),
+    }
+
+
+def run_json(results: Sequence[InstanceResult]) -> dict[str, Any]:
+    variants = list(results[0].variants) if results else []
+    repos = list(dict.fromkeys(r.repo for r in results))
+    return {
+        "limit": LIMIT,
+        "summary": {
+            variant: {
+                "overall": summarize(results, variant),
+                "byRepo": {
+                    repo: summarize([r for r in results if r.repo == repo], variant)
+                    for repo in repos
+                },
+            }
+            for variant in variants
+        },
+        "instances": [
+            {
+                "id": r.id,
+                "repo": r.repo,
+                "indexSeconds": r.index_seconds,
+                "fullIndex": r.full_index,
+                "filesChanged": r.files_changed,
+                "variants": {
+                    name: {
+                        "queryChars": v.query_chars,
+                        "fileRank": v.file_rank,
+                        "functionHit": v.function_hit,
+                        "top10": v.top,
+                    }
+                    for name, v in r.variants.items()
+                },
+            }
+            for r in results
+        ],
+    }
+
+
+def summary_table(data: Mapping[str, Any]) -> str:
+    def cell(value: float | None, digits: int = 2) -> str:
+        return "-" if value is None else f"{value:.{digits}f}"
+
+    lines = [
+        f"{'variant':8} {'repository':18} {'n':>3} {'Acc@1':>6} {'Acc@5':>6} {'Acc@10':>6} "
+        f"{'fn@10':>9} {'index s':>8} {'reindex s':>10}"
+    ]
+    for variant, groups in data["summary"].items():
+        rows = [*groups["byRepo"].items(), ("overall", groups["overall"])]
+        for repo, s in rows:
+            lines.append(
+                f"{variant:8} {repo:18} {s['instances']:>3} {s['acc1']:>6.2f} {s['acc5']:>6.2f} "
+                f"{s['acc10']:>6.2f} {cell(s['functionHit10']):>5}/{s['withFunctions']:<3} "
+                f"{s['indexSeconds']:>8.1f} {cell(s['reindexSecondsMean'], 1):>10}"
+            )
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """``python -m eval.swebench BENCHMARK_DIR [--repos flask,seaborn] [--max-instances N]
+    [--checkouts DIR] [--out FILE]``, under the evaluation's ``$ENGINE_HOME``."""
+    import argparse
+    import sys
+
+    from engine.index.home import engine_home
+    from signals.registry import plugins
+
+    parser = argparse.ArgumentParser(prog="python -m eval.swebench")
+    parser.add_argument("benchmark", type=Path)
+    parser.add_argument("--repos", default="")
+    parser.add_argument("--max-instances", type=int)
+    parser.add_argument("--checkouts", type=Path, default=DEFAULT_CHECKOUTS)
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args(argv)
+    only = [r for r in args.repos.split(",") if r] or None
+    instances = load_instances(args.benchmark / "swebench-dev.jsonl", only, args.max_instances)
+
+    def report(r: InstanceResult) -> None:
+        ranks = {name: v.file_rank for name, v in r.variants.items()}
+        hits = {name: v.function_hit for name, v in r.variants.items()}
+        kind = "index" if r.full_index else "reindex"
+        print(
+            f"{r.id}: {kind} {r.index_seconds:.1f}s ({r.files_changed} files) "
+            f"file rank {ranks} function hit {hits}",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    results = run_swebench(
+        Home(engine_home()), plugins(), instances, args.checkouts.resolve(), on_result=report
+    )
+    data = run_json(results)
+    if args.out:
+        args.out.write_bytes(orjson.dumps(data, option=orjson.OPT_INDENT_2))
+    print(summary_table(data))
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
