@@ -16,7 +16,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import orjson
@@ -72,9 +72,11 @@ def _target(raw: object, where: str) -> Target:
 
 
 def load_benchmark(
-    folder: Path, only: Sequence[str] | None = None
+    folder: Path, only: Sequence[str] | None = None, *, negatives: Path | None = None
 ) -> tuple[list[BenchRepo], list[BenchQuery]]:
-    """The benchmark's repositories (in ``repos.json`` order, or ``only`` those) and queries."""
+    """The benchmark's repositories (in ``repos.json`` order, or ``only`` those) and queries,
+    then the unanswerable ones in ``negatives`` (JSONL of ``{id, repo, query}``; no targets)
+    for those repositories."""
     try:
         raw_repos = orjson.loads((folder / "repos.json").read_bytes())
     except (OSError, orjson.JSONDecodeError) as exc:
@@ -106,9 +108,19 @@ def load_benchmark(
             items = orjson.loads(path.read_bytes())
         except (OSError, orjson.JSONDecodeError) as exc:
             raise UsageError(f"cannot read {path}: {exc}") from None
-        for n, item in enumerate(items, 1):
-            where = f"{path} item {n}"
-            targets = [_target(t, where) for t in [*item["relevant"], *item.get("secondary", [])]]
+        parsed = [
+            [_target(t, f"{path} item {n}") for t in [*i["relevant"], *i.get("secondary", [])]]
+            for n, i in enumerate(items, 1)
+        ]
+        # Three repositories' annotations (pandoc, xmonad, zls) write paths relative to the
+        # benchmark_root, not the repository root: when no target of a repository starts with
+        # its root, every target is read as relative to it.
+        prefix = repo.root != "." and not any(
+            t.path.startswith(f"{repo.root}/") for targets in parsed for t in targets
+        )
+        for n, (item, targets) in enumerate(zip(items, parsed, strict=True), 1):
+            if prefix:
+                targets = [replace(t, path=repo.repo_path(t.path)) for t in targets]
             queries.append(
                 BenchQuery(
                     id=f"{repo.name}-{n}",
@@ -118,6 +130,18 @@ def load_benchmark(
                     targets=tuple(targets),
                 )
             )
+    if negatives is not None:
+        names = {r.name for r in repos}
+        try:
+            lines = negatives.read_bytes().splitlines()
+            items = [orjson.loads(line) for line in lines if line.strip()]
+        except (OSError, orjson.JSONDecodeError) as exc:
+            raise UsageError(f"cannot read {negatives}: {exc}") from None
+        queries += [
+            BenchQuery(str(i["id"]), str(i["repo"]), str(i["query"]), "negative", ())
+            for i in items
+            if i.get("repo") in names
+        ]
     return repos, queries
 
 
@@ -132,13 +156,13 @@ def _mirror_of(repo: BenchRepo, mirror_root: Path) -> Path:
     )
 
 
-def materialize(repo: BenchRepo, checkouts: Path, mirror_root: Path = MIRROR_ROOT) -> Path:
+def materialize(repo: BenchRepo, checkouts: Path, mirror_root: Path | None = None) -> Path:
     """The folder to index for ``repo`` (its ``benchmark_root`` at the pinned revision)."""
     dest = checkouts / repo.name
     scope = dest if repo.root == "." else dest / repo.root
     if scope.is_dir():
         return scope
-    git_dir = _mirror_of(repo, mirror_root)
+    git_dir = _mirror_of(repo, mirror_root or MIRROR_ROOT)
     tmp = checkouts / f".{repo.name}.partial"
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)

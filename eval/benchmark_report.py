@@ -71,3 +71,11 @@ def wins_and_losses(data: Mapping[str, Any], base: Mapping[str, Any], limit: int
     lines += [f"  worse {delta:+.3f} {q}" for delta, q in losses[:limit]]
     lines += [f"  better {delta:+.3f} {q}" for delta, q in reversed(wins[-limit:])]
     return "\n".join(lines)
+
+
+def confidence_line(data: Mapping[str, Any]) -> str:
+    flags = data["lowConfidence"]
+    line = f"lowConfidence: {flags['answerableFlagged']:.1%} of {flags['answerable']} answerable"
+    if flags["negatives"]:
+        line += f", {flags['negativesFlagged']:.1%} of {flags['negatives']} unanswerable flagged"
+    return line

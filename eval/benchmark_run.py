@@ -55,11 +55,26 @@ class BenchmarkRun:
     latency_ms: dict[str, list[float]]  # "fused" and each signal, one value per query
     replay_mismatches: int  # queries whose replayed full ranking differs from search()
     index_seconds: dict[str, float]
+    low_confidence: dict[str, bool]  # query id -> flagged
+
+
+# The ranking before the post-fusion stage: fusion, test and generated priors, dedupe, and
+# up to three results per file.
+BEFORE = RankingOptions(
+    docs_prior=1.0,
+    legacy_prior=1.0,
+    max_per_file=3,
+    fill=False,
+    definitions=False,
+    path_evidence=False,
+    file_evidence=False,
+)
 
 
 def ablation_configs(signals: Sequence[str], features: Sequence[str]) -> list[Config]:
     """Each signal alone, lexical+vector, all fused; then all fused minus each feature."""
-    rows = [Config(name, (name,)) for name in signals]
+    rows = [Config("before (RRF, test/generated priors, 3 per file)", None, BEFORE)]
+    rows += [Config(name, (name,)) for name in signals]
     if {"lexical", "vector"} <= set(signals) and len(signals) > 2:
         rows.append(Config("lexical+vector", ("lexical", "vector")))
     for feature in features:
@@ -102,6 +117,7 @@ def run_benchmark(
     rows: dict[str, ConfigScores] = {}
     latency: dict[str, list[float]] = {}
     mismatches = 0
+    flags: dict[str, bool] = {}  # query id -> lowConfidence
     index_seconds: dict[str, float] = {}
     done = 0
     for repo in repos:
@@ -120,6 +136,9 @@ def run_benchmark(
                 latency.setdefault("fused", []).append((time.perf_counter() - started) * 1000)
                 for signal_run in response.runs:
                     latency.setdefault(signal_run.signal, []).append(signal_run.latency_ms)
+                flags[q.id] = response.low_confidence
+                if not q.targets:  # an unanswerable query: only its flag is measured
+                    continue
                 ranked = _top(response.results, repo)
                 headline.per_query[q.id] = ndcg_at_10(ranked, q.targets)
                 headline.top[q.id] = _label(ranked)
@@ -147,6 +166,7 @@ def run_benchmark(
         latency,
         mismatches,
         index_seconds,
+        flags,
     )
 
 
@@ -192,11 +212,23 @@ def _cat(q: BenchQuery) -> str:
     return q.category
 
 
+def _flag_rates(run: BenchmarkRun) -> dict[str, float]:
+    negatives = [run.low_confidence[q.id] for q in run.queries if not q.targets]
+    answerable = [run.low_confidence[q.id] for q in run.queries if q.targets]
+    return {
+        "negatives": len(negatives),
+        "negativesFlagged": mean([float(f) for f in negatives]),
+        "answerable": len(answerable),
+        "answerableFlagged": mean([float(f) for f in answerable]),
+    }
+
+
 def run_json(run: BenchmarkRun) -> dict[str, Any]:
     return {
         "repos": [r.name for r in run.repos],
         "queries": len(run.queries),
         "replayMismatches": run.replay_mismatches,
+        "lowConfidence": _flag_rates(run),
         "indexSeconds": run.index_seconds,
         "latencyMs": {
             name: {"p50": percentile(values, 50), "p95": percentile(values, 95)}
@@ -208,17 +240,66 @@ def run_json(run: BenchmarkRun) -> dict[str, Any]:
     }
 
 
+def report_text(data: Mapping[str, Any], base: Mapping[str, Any] | None) -> str:
+    """The readable report of a saved run (``run_json``), against ``base`` when given."""
+    from eval.benchmark_report import (
+        ablation_table,
+        confidence_line,
+        latency_line,
+        repo_table,
+        wins_and_losses,
+    )
+
+    parts = [
+        f"{len(data['repos'])} repositories, {data['queries']} queries, NDCG@10 as the "
+        "benchmark's protocol scores it (mean of repository means)",
+        ablation_table(data, base),
+        repo_table(data, base),
+        f"{latency_line(data)} (replay mismatches: {data['replayMismatches']})\n"
+        + confidence_line(data),
+    ]
+    if base:
+        parts.append(wins_and_losses(data, base))
+    return "\n\n".join(parts)
+
+
+def evaluate_benchmark(
+    home: Home,
+    plugins: Mapping[str, SignalPlugin],
+    folder: Path,
+    *,
+    repos: Sequence[str] | None,
+    checkouts: Path,
+    negatives: Path | None,
+    ablation: bool,
+    progress: ProgressFn = no_progress,
+) -> dict[str, Any]:
+    """Materialize, index (once), run and score ``folder``'s benchmark: ``run_json``'s dict."""
+    from engine.search.options import FEATURES
+    from eval.benchmark import load_benchmark
+
+    chosen, queries = load_benchmark(folder, repos, negatives=negatives)
+    run = run_benchmark(
+        home,
+        plugins,
+        chosen,
+        queries,
+        checkouts,
+        configs_for=(lambda names: ablation_configs(names, FEATURES)) if ablation else None,
+        progress=progress,
+    )
+    return run_json(run)
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """``python -m eval.benchmark_run BENCHMARK [--repos a,b] [--out F] [--baseline F]``:
-    what ``engine eval --benchmark`` runs, for a quick loop while tuning."""
+    what ``engine eval --benchmark`` runs, without the CLI."""
     import argparse
-    import sys
 
     import orjson
 
     from engine.index.home import engine_home
-    from eval.benchmark import DEFAULT_CHECKOUTS, load_benchmark
-    from eval.benchmark_report import ablation_table, latency_line, repo_table, wins_and_losses
+    from eval.benchmark import DEFAULT_CHECKOUTS
     from signals.registry import plugins
 
     parser = argparse.ArgumentParser()
@@ -228,31 +309,21 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--out", type=Path)
     parser.add_argument("--baseline", type=Path)
     parser.add_argument("--no-ablation", action="store_true")
+    parser.add_argument("--negatives", type=Path, help="unanswerable queries (JSONL) to flag")
     args = parser.parse_args(argv)
-    only = [r for r in args.repos.split(",") if r] or None
-    repos, queries = load_benchmark(args.benchmark, only)
-    from engine.search.options import FEATURES
-
-    run = run_benchmark(
+    data = evaluate_benchmark(
         Home(engine_home()),
         plugins(),
-        repos,
-        queries,
-        args.checkouts,
-        configs_for=None if args.no_ablation else lambda names: ablation_configs(names, FEATURES),
+        args.benchmark,
+        repos=[r for r in args.repos.split(",") if r] or None,
+        checkouts=args.checkouts,
+        negatives=args.negatives,
+        ablation=not args.no_ablation,
     )
-    data = run_json(run)
     if args.out:
         args.out.write_bytes(orjson.dumps(data))
     base = orjson.loads(args.baseline.read_bytes()) if args.baseline else None
-    print(ablation_table(data, base))
-    print()
-    print(repo_table(data, base))
-    print()
-    print(latency_line(data), f"(replay mismatches: {data['replayMismatches']})")
-    if base:
-        print(wins_and_losses(data, base))
-    sys.stdout.flush()
+    print(report_text(data, base))
 
 
 if __name__ == "__main__":

@@ -7,6 +7,9 @@ names the switches the evaluation's ablation rows turn off one at a time.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Literal
+
+FileScope = Literal["best", "all"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -18,15 +21,18 @@ class RankingOptions:
     docs_prior: float = 0.6  # documentation (markdown sections, text windows)
     legacy_prior: float = 0.7  # deprecated, legacy, compat and old-major-version (v1/) code
     module_prior: float = 1.0  # module-level code between definitions (imports, constants)
-    max_per_file: int = 1
+    max_per_file: int = 3
     fill: bool = True  # when files run out, fill the list with more chunks of shown files
+    # The j-th chunk of a file competes with score * repeat_factor**j (1.0: no diversity).
+    repeat_factor: float = 1.0
     candidates: int = 50  # fused results the ranking stage sees (each signal is asked as many)
     dedupe: bool = True
     definitions: bool = True  # definition first (engine/search/definitions.py)
     path_evidence: bool = True  # query words naming the path (engine/search/path_evidence.py)
     path_weight: float = 1.0  # the multiplier reaches 1 + this when the path names every word
     file_evidence: bool = True  # several strong chunks in one file (file_evidence.py)
-    file_weight: float = 0.6
+    file_weight: float = 0.2
+    file_scope: FileScope = "best"  # which chunks of a file path and file evidence lift
 
     def without(self, feature: str) -> RankingOptions:
         """These options with one switchable feature (a name in ``FEATURES``) turned off."""
@@ -41,7 +47,8 @@ class RankingOptions:
                 legacy_prior=1.0,
                 module_prior=1.0,
             )
-        return replace(self, **{feature: False})
+        switches: dict[str, bool] = {feature: False}
+        return replace(self, **switches)  # type: ignore[arg-type]  # FEATURES are booleans
 
 
 # The ranking features that can be switched off one at a time, as the evaluation's ablation

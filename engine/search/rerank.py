@@ -58,23 +58,25 @@ def _adjusted(
             factor, why = definition_factor(r.kind, r.name, r.symbol_name, r.path, query.names)
             if factor != 1.0:
                 mine.append(Adjustment("definitions", factor, why))
-        if options.path_evidence:
-            share = path_share(r.path, query.stems)
-            if share > 0:
-                mine.append(
-                    Adjustment(
-                        "path_evidence", 1.0 + options.path_weight * share, "path names the query"
-                    )
-                )
     scores = [r.score * _product(f) for r, f in zip(results, factors, strict=True)]
-    if query is not None and options.file_evidence:
+    if query is not None:
+        # Path and file evidence say which *file* answers: they lift each file's best chunk
+        # (or, with file_scope "all", every chunk of the file).
+        lifted = _best_per_file(results, scores) if options.file_scope == "best" else None
         bonuses = file_bonuses([r.path for r in results], scores, options.file_weight)
-        for i, bonus in enumerate(bonuses):
-            if bonus > 0 and scores[i] > 0:
-                factors[i].append(
-                    Adjustment("file_evidence", 1 + bonus / scores[i], "file hit often")
-                )
-                scores[i] += bonus
+        for i, r in enumerate(results):
+            if lifted is not None and i not in lifted:
+                continue
+            if options.path_evidence:
+                share = path_share(r.path, query.stems)
+                if share > 0:
+                    factor = 1.0 + options.path_weight * share
+                    factors[i].append(Adjustment("path_evidence", factor, "path names the query"))
+                    scores[i] *= factor
+            if options.file_evidence and bonuses[i] > 0 and scores[i] > 0:
+                factor = 1 + bonuses[i] / scores[i]
+                factors[i].append(Adjustment("file_evidence", factor, "file hit often"))
+                scores[i] += bonuses[i]
     scale = _max_factor(options, query)
     adjusted: list[Result] = []
     for r, f, score in zip(results, factors, scores, strict=True):
@@ -89,6 +91,14 @@ def _adjusted(
             )
         )
     return adjusted
+
+
+def _best_per_file(results: Sequence[Result], scores: Sequence[float]) -> set[int]:
+    best: dict[str, int] = {}
+    for i, r in enumerate(results):
+        if r.path not in best or scores[i] > scores[best[r.path]]:
+            best[r.path] = i
+    return set(best.values())
 
 
 def _product(adjustments: Sequence[Adjustment]) -> float:
@@ -113,6 +123,21 @@ def _max_factor(options: RankingOptions, query: RankQuery | None) -> float:
     return scale
 
 
+def _diversified(scored: Sequence[Result], factor: float) -> list[Result]:
+    """Re-order best-first results so that the j-th chunk of a file (counting from 0) competes
+    with ``score * factor**j``: a second chunk of a file is shown before a new file only
+    when it is clearly better (a soft form of one-per-file, like maximal marginal relevance
+    with the file as the measure of redundancy). Scores themselves are not changed."""
+    seen: dict[str, int] = {}
+    keyed: list[tuple[float, int, Result]] = []
+    for position, r in enumerate(scored):
+        j = seen.get(r.path, 0)
+        seen[r.path] = j + 1
+        keyed.append((r.score * factor**j, position, r))
+    keyed.sort(key=lambda item: (-item[0], item[1]))
+    return [r for _, _, r in keyed]
+
+
 def rerank(
     results: Sequence[Result],
     options: RankingOptions,
@@ -125,6 +150,8 @@ def rerank(
     # Exact ties by location: the fused order of tied chunks follows chunk ids, which an
     # update assigns differently from a clean build.
     scored.sort(key=lambda r: (-r.score, r.path, r.start_line, r.end_line))
+    if options.repeat_factor != 1.0:
+        scored = _diversified(scored, options.repeat_factor)
     kept: list[Result] = []
     per_file: dict[str, int] = {}
     by_content: dict[str, int] = {}

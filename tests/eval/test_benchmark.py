@@ -107,3 +107,11 @@ def test_a_missing_snapshot_or_revision_says_what_to_fetch(tmp_path: Path) -> No
     assert not any((tmp_path / "checkouts").iterdir())
     with pytest.raises(BenchmarkError, match="fetch github:acme/tool"):
         materialize(repos[0], tmp_path / "other", tmp_path / "nowhere")
+
+
+def test_targets_written_relative_to_the_benchmark_root_are_read_so(tmp_path: Path) -> None:
+    folder = make_benchmark(tmp_path, "abc")
+    items = [{"query": "run it", "relevant": ["core.py"], "category": "semantic"}]
+    (folder / "annotations" / "tool.json").write_bytes(orjson.dumps(items))
+    _, queries = load_benchmark(folder)
+    assert queries[0].targets == (Target("src/pkg/core.py"),)

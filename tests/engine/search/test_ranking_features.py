@@ -106,3 +106,15 @@ def test_each_feature_switches_off() -> None:
     ranked = rerank([call_site, definition], options, 10, query)
     assert [r.path for r in ranked] == ["app/main.py", "lib/greeter.py"]
     assert not any(a.feature == "definitions" for r in ranked for a in r.adjustments)
+
+
+def test_path_and_file_evidence_lift_only_the_best_chunk_of_a_file() -> None:
+    best = result("bash_completions.go", 0.6, line=1)
+    weaker = result("bash_completions.go", 0.3, line=40)
+    query = RankQuery.of("bash completion generation", identifier_query=False)
+    ranked = rerank([best, weaker], RankingOptions(), 10, query)
+    by_line = {r.start_line: r for r in ranked}
+    assert {a.feature for a in by_line[1].adjustments} == {"path_evidence", "file_evidence"}
+    assert by_line[40].adjustments == ()
+    everything = rerank([best, weaker], RankingOptions(file_scope="all"), 10, query)
+    assert all(any(a.feature == "path_evidence" for a in r.adjustments) for r in everything)

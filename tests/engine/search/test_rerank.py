@@ -76,9 +76,18 @@ def test_cap_per_file_and_limit() -> None:
     assert len(rerank(many, RankingOptions(max_per_file=10), 3)) == 3
 
 
-def test_search_answers_list_distinct_files_by_default() -> None:
+def test_one_per_file_lists_distinct_files_first() -> None:
     rows = [result("a.py", 1, 10, 0.9), result("a.py", 20, 30, 0.8), result("b.py", 1, 5, 0.1)]
-    assert [r.path for r in rerank(rows, RankingOptions(), 2)] == ["a.py", "b.py"]
+    assert [r.path for r in rerank(rows, RankingOptions(max_per_file=1), 2)] == ["a.py", "b.py"]
+
+
+def test_a_repeat_factor_lets_a_new_file_in_before_a_weaker_second_chunk() -> None:
+    rows = [result("a.py", 1, 10, 0.9), result("a.py", 20, 30, 0.8), result("b.py", 1, 5, 0.5)]
+    plain = rerank(rows, RankingOptions(), 3)
+    assert [(r.path, r.start_line) for r in plain] == [("a.py", 1), ("a.py", 20), ("b.py", 1)]
+    soft = rerank(rows, RankingOptions(repeat_factor=0.5), 3)  # 0.8 * 0.5 < 0.5
+    assert [(r.path, r.start_line) for r in soft] == [("a.py", 1), ("b.py", 1), ("a.py", 20)]
+    assert soft[2].score == 0.8  # the order changes, not the score
 
 
 def test_when_files_run_out_the_list_is_filled_after_every_file() -> None:
