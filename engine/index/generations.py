@@ -72,10 +72,17 @@ def write_json_atomic(path: Path, data: Any) -> None:
 
 def current_generation(repo_dir: Path) -> Path | None:
     """The published generation's folder, or None when nothing was ever published."""
+    pointer = repo_dir / POINTER
     try:
-        name = (repo_dir / POINTER).read_text().strip()
+        raw = pointer.read_bytes()
     except FileNotFoundError:
         return None
+    except OSError as exc:  # a folder or an unreadable file where the pointer should be
+        raise IndexCorrupt(f"{pointer} is unreadable ({exc.strerror or exc})") from None
+    try:
+        name = raw.decode("ascii").strip()
+    except UnicodeDecodeError:
+        raise IndexCorrupt(f"{pointer} does not name a generation (not text)") from None
     generation_number(name)
     path = repo_dir / name
     if not path.is_dir():
@@ -84,10 +91,12 @@ def current_generation(repo_dir: Path) -> Path | None:
 
 
 def read_manifest(generation: Path) -> dict[str, Any]:
+    """The generation's manifest, checked as far as every reader relies on its shape."""
     try:
         data = orjson.loads((generation / MANIFEST).read_bytes())
-    except (FileNotFoundError, orjson.JSONDecodeError) as exc:
-        raise IndexCorrupt(f"manifest of {generation} is unreadable ({exc})") from None
+    except (OSError, orjson.JSONDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        raise IndexCorrupt(f"manifest of {generation} is unreadable ({reason})") from None
     if not isinstance(data, dict):
         raise IndexCorrupt(f"manifest of {generation} is not an object")
     version = data.get("format_version")
@@ -95,6 +104,12 @@ def read_manifest(generation: Path) -> dict[str, Any]:
         raise IndexIncompatible(
             f"index format {version} is not the format this engine reads ({FORMAT_VERSION})"
         )
+    signals = data.get("signals", {})
+    if not isinstance(signals, dict) or not all(
+        isinstance(state, dict) and isinstance(state.get("meta", {}), dict)
+        for state in signals.values()
+    ):
+        raise IndexCorrupt(f"manifest of {generation} has a damaged signals table")
     return data
 
 
@@ -119,7 +134,10 @@ def publish(repo_dir: Path, generation: Path) -> None:
         fh.write(generation.name + "\n")
         fh.flush()
         os.fsync(fh.fileno())
-    tmp.replace(repo_dir / POINTER)
+    pointer = repo_dir / POINTER
+    if pointer.is_dir() and not pointer.is_symlink():
+        shutil.rmtree(pointer)  # damage in the pointer's place; os.replace cannot overwrite it
+    tmp.replace(pointer)
     fsync_dir(repo_dir)
 
 

@@ -16,11 +16,33 @@ _SLUG = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
 REPO_FILE = "repo.json"
 
 
+# The Cache Directory Tagging convention (bford.info/cachedir): backup tools skip a folder
+# holding this file, and so does the walk, so an index home inside a repository is never
+# indexed as part of it.
+CACHEDIR_TAG = "CACHEDIR.TAG"  # the same name as engine.indexing.walk.CACHEDIR_TAG
+CACHEDIR_SIGNATURE = "Signature: 8a477f597d28d172789f06886806bc55"
+
+
 def engine_home() -> Path:
-    """$ENGINE_HOME, else the user's data directory (XDG on Linux)."""
+    """$ENGINE_HOME, else the user's data directory (XDG on Linux).
+
+    Raises UsageError when $ENGINE_HOME is set but empty, or names something other than a
+    folder: silently using another home would hide every index the user built.
+    """
     configured = os.environ.get("ENGINE_HOME")
-    if configured:
-        return Path(configured).expanduser()
+    if configured is not None:
+        if not configured.strip():
+            raise UsageError(
+                "ENGINE_HOME is set but empty — unset it to use the default index home, or "
+                "set it to a folder"
+            )
+        home = Path(configured).expanduser()
+        if home.exists() and not home.is_dir():
+            raise UsageError(
+                f"ENGINE_HOME={configured} is not a folder — set it to a folder (it is "
+                "created when missing)"
+            )
+        return home
     if sys.platform == "darwin":
         return Path.home() / "Library" / "Application Support" / "engine"
     data = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
@@ -65,6 +87,13 @@ class Home:
     def register(self, slug: str, root: Path) -> RepoEntry:
         directory = self.repo_dir(slug)
         directory.mkdir(parents=True, exist_ok=True)
+        tag = self.root / CACHEDIR_TAG
+        if not tag.exists():
+            tag.write_text(
+                f"{CACHEDIR_SIGNATURE}\n# An engine index home: code search indexes, rebuilt "
+                "from the repositories they index.\n",
+                encoding="utf-8",
+            )
         data = orjson.dumps({"slug": slug, "root": str(root)}, option=orjson.OPT_INDENT_2)
         tmp = directory / f".{REPO_FILE}.{os.getpid()}.tmp"
         tmp.write_bytes(data)

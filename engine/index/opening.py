@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,10 +38,16 @@ class OpenIndex:
         self.store.close()
 
 
+def rebuild_command(root: Path, slug: str) -> str:
+    """The command that rebuilds the index of ``slug`` from nothing but the files on disk."""
+    # --full: an update trusts the previous generation's store and signals, and keeps
+    # whatever damage they hold.
+    return f"engine index {shlex.quote(str(root))} --name {slug} --full"
+
+
 def rebuild_hint(entry: RepoEntry) -> str:
     """The command that rebuilds a damaged index of ``entry``, as the end of a message."""
-    # --full: an update trusts the previous generation's signals and would keep a damaged one.
-    return f"run engine index {entry.root} --name {entry.slug} --full to rebuild it"
+    return f"run {rebuild_command(entry.root, entry.slug)} to rebuild it"
 
 
 def load_manifest(entry: RepoEntry) -> tuple[Path, dict[str, Any]]:
@@ -104,7 +111,7 @@ def open_index(
 def _pointer(entry: RepoEntry) -> bytes:
     try:
         return (entry.directory / POINTER).read_bytes()
-    except FileNotFoundError:
+    except OSError:  # gone, or a folder in its place: current_generation reports which
         return b""
 
 

@@ -40,6 +40,17 @@ class VerifyReport:
     files: int  # distinct files the sample touched
     threshold: float = STALE_THRESHOLD
     examples: list[StaleChunk] = field(default_factory=list)
+    root: Path = Path()  # the repository compared
+
+    def fix(self, repo: str) -> str:
+        """The command that repairs every stale chunk, or "" when none was found.
+
+        A rebuild, not ``reindex``: what verify finds is what an update cannot see (an edit
+        that kept the file's size and mtime, a store row changed behind the index's back).
+        """
+        from engine.index.opening import rebuild_command
+
+        return rebuild_command(self.root, repo) if self.stale else ""
 
     @property
     def stale_share(self) -> float:
@@ -58,6 +69,7 @@ class VerifyReport:
             "files": self.files,
             "threshold": self.threshold,
             "reindexSuggested": self.reindex_suggested,
+            "fix": self.fix(repo),
             "examples": [
                 {
                     "filePath": s.path,
@@ -73,10 +85,10 @@ class VerifyReport:
 def _file_lines(root: Path, path: str) -> list[str] | str:
     """The file's lines as the chunker numbers them, or why they cannot be read."""
     from engine.chunking.chunker import split_lines
-    from engine.indexing.indexer import MAX_FILE_BYTES
     from engine.indexing.source_file import NotRead, read_source
+    from engine.indexing.walk import MAX_FILE_BYTES
 
-    source = read_source(root / path, max_file_bytes=MAX_FILE_BYTES)
+    source = read_source(root / path, max_file_bytes=MAX_FILE_BYTES, beneath=root)
     if isinstance(source, NotRead):
         return "file gone" if source.reason == "vanished" else source.reason
     return split_lines(source.text)
@@ -96,7 +108,9 @@ def verify_chunks(
     by_path: dict[str, list[Chunk]] = defaultdict(list)
     for chunk in picked:
         by_path[chunk.path].append(chunk)
-    report = VerifyReport(sampled=len(picked), stale=0, files=len(by_path), threshold=threshold)
+    report = VerifyReport(
+        sampled=len(picked), stale=0, files=len(by_path), threshold=threshold, root=root
+    )
     for path in sorted(by_path):
         lines = _file_lines(root, path)
         for chunk in sorted(by_path[path], key=lambda c: c.start_line):

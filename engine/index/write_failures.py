@@ -16,6 +16,9 @@ from collections.abc import Iterator
 from engine.errors import EngineError
 
 _DISK_FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
+# Refused writes that every later write would meet too: the update stops, unpublished.
+_REFUSED_WRITE_ERRNOS = _DISK_FULL_ERRNOS | {errno.EROFS, errno.EIO, errno.EFBIG}
+_SQLITE_REFUSED = frozenset({sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR, sqlite3.SQLITE_READONLY})
 
 
 def is_disk_full(exc: BaseException) -> bool:
@@ -24,6 +27,17 @@ def is_disk_full(exc: BaseException) -> bool:
         return exc.errno in _DISK_FULL_ERRNOS
     if isinstance(exc, sqlite3.OperationalError):
         return getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL
+    return False
+
+
+def is_write_refused(exc: BaseException) -> bool:
+    """True when the system refused a write (full disk, read-only or failing device): a
+    signal that meets it must not be published as "off", the whole update stops instead."""
+    if isinstance(exc, OSError):
+        return exc.errno in _REFUSED_WRITE_ERRNOS
+    if isinstance(exc, sqlite3.OperationalError):
+        # The primary result code is the low byte of an extended one (SQLITE_IOERR_WRITE).
+        return (getattr(exc, "sqlite_errorcode", 0) or 0) & 0xFF in _SQLITE_REFUSED
     return False
 
 

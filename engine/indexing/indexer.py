@@ -36,11 +36,12 @@ from engine.index.generations import (
 )
 from engine.index.home import Home, RepoEntry
 from engine.index.store import STORE_FILE, ChunkStore, FileRecord, FileRows
-from engine.index.write_failures import is_disk_full, write_failures_explained
+from engine.index.write_failures import is_write_refused, write_failures_explained
+from engine.indexing.freshness import is_racy
 from engine.indexing.git_changes import Vouched, snapshot, vouched_since
 from engine.indexing.parallel_chunking import ChunkedFile, FileTask, chunk_files
 from engine.indexing.streaming import Streams
-from engine.indexing.walk import WalkedFile, walk
+from engine.indexing.walk import MAX_FILE_BYTES, WalkedFile, walk
 from engine.signal import (
     BuildJob,
     BuildReport,
@@ -53,7 +54,6 @@ from engine.signal import (
 )
 from engine.types import Chunk, Definition
 
-MAX_FILE_BYTES = 2_000_000
 MAX_PROBLEMS = 200  # per-file problems kept in the manifest; the count is always complete
 INSERT_BATCH_CHUNKS = 2_000  # chunked files are written to the store in batches of about this
 
@@ -92,6 +92,7 @@ class IndexReport:
     chunks_added: int = 0
     chunks_removed: int = 0
     skipped: dict[str, int] = field(default_factory=dict)
+    ignore_lines_skipped: int = 0  # lines of ignore files that are not valid patterns
     problems: list[str] = field(default_factory=list)
     stage_seconds: dict[str, float] = field(default_factory=dict)
     signals: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -114,6 +115,12 @@ def source_commit(root: Path) -> str:
     except (OSError, subprocess.TimeoutExpired):
         return ""
     return done.stdout.strip() if done.returncode == 0 else ""
+
+
+def _scanned_at_ns(manifest: Mapping[str, Any]) -> int:
+    """When the previous run scanned the tree; 0 (everything racy) when it did not say."""
+    value = manifest.get("scanned_at_ns", 0)
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 def _publish(
@@ -295,8 +302,12 @@ class Indexer:
 
         started = time.perf_counter()
         self.progress("walking", 0, 0)
+        # Before the walk stats any file: a file modified after this is racy next time.
+        scanned_at_ns = time.time_ns()
         walked = walk(entry.root, max_file_bytes=MAX_FILE_BYTES)
         skipped: Counter[str] = Counter(str(s.reason) for s in walked.skipped)
+        report.ignore_lines_skipped = len(walked.bad_ignore_lines)
+        report.problems.extend(bad.describe() for bad in walked.bad_ignore_lines)
         report.stage_seconds["walk"] = time.perf_counter() - started
 
         builders = self.builders()
@@ -312,7 +323,16 @@ class Indexer:
                     fast = [b for b in builders if not b.slow]
                     streams = Streams.start(fast, generation, self.progress)
                 started = time.perf_counter()
-                changes = self._sync_store(store, walked.files, report, skipped, vouched, streams)
+                changes = self._sync_store(
+                    store,
+                    walked.files,
+                    report,
+                    skipped,
+                    vouched,
+                    streams,
+                    Path(walked.root),
+                    _scanned_at_ns(manifest),
+                )
                 changes.complete = previous is None
                 report.stage_seconds["read+chunk"] = time.perf_counter() - started
                 report.files_indexed = store.file_count()
@@ -331,6 +351,7 @@ class Indexer:
                     report.up_to_date = True
                     return report
                 new_manifest = self._manifest(entry, store, report)
+                new_manifest["scanned_at_ns"] = scanned_at_ns
                 if git is not None:
                     new_manifest.update(git.manifest_fields())
                 new_manifest["signals"] = self._run_builders(
@@ -392,12 +413,17 @@ class Indexer:
         skipped: Counter[str],
         vouched: Vouched | None = None,
         streams: Streams | None = None,
+        root: Path | None = None,
+        scanned_at_ns: int = 0,
     ) -> _Changes:
         """Bring the store in line with the walked files; return what changed.
 
-        A file whose stat changed is read unless git ``vouched`` for its content.
+        A file whose stat changed is read unless git ``vouched`` for its content; so is a
+        file whose stat is unchanged but racy (``is_racy``: modified too shortly before the
+        scan at ``scanned_at_ns`` that recorded it for the stat to prove anything).
         """
         streams = streams if streams is not None else Streams()
+        root_str = str(root) if root is not None else ""
         known = store.files()
         refused_before = store.unindexed()
         refused: dict[str, tuple[str, int, int]] = {}
@@ -408,7 +434,11 @@ class Indexer:
         for walked in files:
             stat = stats[walked.path] = (walked.size_bytes, walked.mtime_ns)
             record = known.get(walked.path)
-            if record is not None and (record.size_bytes, record.mtime_ns) == stat:
+            if (
+                record is not None
+                and (record.size_bytes, record.mtime_ns) == stat
+                and not is_racy(record.mtime_ns, scanned_at_ns)
+            ):
                 kept.add(walked.path)
                 report.files_unchanged += 1
                 continue
@@ -428,7 +458,7 @@ class Indexer:
                 skipped[before[0]] += 1
                 continue
             known_hash = record.content_hash if record else ""
-            tasks.append(FileTask(walked.path, str(walked.abs_path), known_hash))
+            tasks.append(FileTask(walked.path, str(walked.abs_path), known_hash, root_str))
         total = len(tasks)
         self.progress("chunking", 0, total)
         analyzers = {n: p.analyze for n, p in self.plugins.items() if p.analyze is not None}
@@ -440,8 +470,10 @@ class Indexer:
                 self.progress("chunking", done, total)
             path = result.path
             if result.status == "unchanged":
-                store.touch_file(path, result.size_bytes, result.mtime_ns)
-                changes.records_changed = True
+                record = known[path]
+                if (record.size_bytes, record.mtime_ns) != (result.size_bytes, result.mtime_ns):
+                    store.touch_file(path, result.size_bytes, result.mtime_ns)
+                    changes.records_changed = True
                 kept.add(path)
                 report.files_unchanged += 1
                 continue
@@ -565,7 +597,7 @@ class Indexer:
             try:
                 built = builder.build(job) if job is not None else streams.finish(builder.name)
             except Exception as exc:  # one failing signal leaves the others usable
-                if is_disk_full(exc):
+                if is_write_refused(exc):
                     raise  # every later write fails too: keep the previous generation
                 shutil.rmtree(directory, ignore_errors=True)
                 directory.mkdir()

@@ -41,6 +41,7 @@ class FileTask:
     path: str  # repository-relative
     abs_path: str
     known_hash: str  # the stored content hash, "" when the file is new
+    root: str = ""  # the repository root: no link below it is followed on the way to the file
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,7 +70,11 @@ def read_and_chunk(
 ) -> ChunkedFile:
     from pathlib import Path
 
-    source = read_source(Path(task.abs_path), max_file_bytes=max_file_bytes)
+    source = read_source(
+        Path(task.abs_path),
+        max_file_bytes=max_file_bytes,
+        beneath=Path(task.root) if task.root else None,
+    )
     if not isinstance(source, SourceText):
         return ChunkedFile(task.path, str(source.reason))
     common = {

@@ -43,6 +43,9 @@ _OPEN_FLAGS = (
     | getattr(os, "O_NOFOLLOW", 0)
     | getattr(os, "O_NONBLOCK", 0)
 )
+# A folder on the way to the file: opened relative to its parent's descriptor, links refused.
+_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
+_DIR_FD_WORKS = os.open in os.supports_dir_fd
 
 # Longest first: the UTF-32 LE mark starts with the UTF-16 LE mark.
 _BOMS: tuple[tuple[bytes, str], ...] = (
@@ -83,19 +86,27 @@ def hash_bytes(data: bytes) -> str:
     return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
-def read_source(abs_path: Path, *, max_file_bytes: int) -> SourceText | NotRead:
+def read_source(
+    abs_path: Path, *, max_file_bytes: int, beneath: Path | None = None
+) -> SourceText | NotRead:
     """Read, hash and decode one file; a ``NotRead`` reason instead of any exception.
 
     The path may have changed since the walk: a link now in its place is not followed
-    (it could point out of the repository), and a FIFO there cannot block the read.
+    (it could point out of the repository), and a FIFO there cannot block the read. With
+    ``beneath`` (the repository root), no folder between it and the file is followed either:
+    each is opened relative to its parent's descriptor without following links, so swapping
+    a folder for a link to elsewhere between the walk and the read cannot smuggle an outside
+    file in under the folder's name.
     """
     try:
-        fd = os.open(abs_path, _OPEN_FLAGS)
+        fd = _open_file(abs_path, beneath)
     except FileNotFoundError:
         return NotRead("vanished", "deleted before it could be read")
+    except _Outside:
+        return NotRead("symlink-outside", "not inside the repository")
     except OSError as err:
-        if err.errno == errno.ELOOP:
-            return NotRead("symlink", "replaced by a symlink since the walk")
+        if err.errno in (errno.ELOOP, errno.ENOTDIR):
+            return NotRead("symlink", "it or a folder on its path was replaced since the walk")
         return NotRead("unreadable", err.strerror or type(err).__name__)
     try:
         st = os.fstat(fd)
@@ -113,6 +124,31 @@ def read_source(abs_path: Path, *, max_file_bytes: int) -> SourceText | NotRead:
     if len(data) > max_file_bytes:
         return NotRead("too-large", f"more than {max_file_bytes} bytes")
     return decode_source(data, mtime_ns=st.st_mtime_ns)
+
+
+class _Outside(Exception):
+    """The path to read does not lie under the folder it must be read beneath."""
+
+
+def _open_file(abs_path: Path, beneath: Path | None) -> int:
+    """A descriptor for reading ``abs_path``, no link followed below ``beneath``."""
+    if beneath is None or not _DIR_FD_WORKS:
+        return os.open(abs_path, _OPEN_FLAGS)
+    try:
+        parts = abs_path.relative_to(beneath).parts
+    except ValueError:
+        raise _Outside from None
+    if not parts or ".." in parts:
+        raise _Outside
+    dir_fd = os.open(beneath, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        for part in parts[:-1]:
+            inner = os.open(part, _DIR_FLAGS, dir_fd=dir_fd)
+            os.close(dir_fd)
+            dir_fd = inner
+        return os.open(parts[-1], _OPEN_FLAGS, dir_fd=dir_fd)
+    finally:
+        os.close(dir_fd)
 
 
 def decode_source(data: bytes, *, mtime_ns: int = 0) -> SourceText | NotRead:

@@ -9,7 +9,7 @@ from engine.index.home import Home
 from engine.index.opening import load_manifest, rebuild_hint
 from engine.index.store import STORE_FILE, ChunkStore
 from engine.indexing.freshness import staleness
-from engine.indexing.indexer import MAX_FILE_BYTES
+from engine.indexing.walk import MAX_FILE_BYTES
 
 
 def repo_status(home: Home, slug: str) -> dict[str, Any]:
@@ -43,7 +43,11 @@ def repo_status(home: Home, slug: str) -> dict[str, Any]:
             raise IndexCorrupt(f"{exc} — {rebuild_hint(entry)}") from None
         try:
             stale = staleness(
-                entry.root, store.files(), store.unindexed(), max_file_bytes=MAX_FILE_BYTES
+                entry.root,
+                store.files(),
+                store.unindexed(),
+                max_file_bytes=MAX_FILE_BYTES,
+                scanned_at_ns=_scanned_at_ns(manifest),
             )
         finally:
             store.close()
@@ -57,3 +61,8 @@ def repo_status(home: Home, slug: str) -> dict[str, Any]:
         data["changedSinceBuild"] = None
         data["warning"] = f"{entry.root} is gone"
     return data
+
+
+def _scanned_at_ns(manifest: dict[str, Any]) -> int:
+    value = manifest.get("scanned_at_ns", 0)
+    return value if isinstance(value, int) else 0

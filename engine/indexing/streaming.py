@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from engine.index.write_failures import is_disk_full
+from engine.index.write_failures import is_write_refused
 from engine.indexing.parallel_chunking import ChunkedFile
 from engine.signal import BuildReport, ChunkStream, ProgressFn, SignalBuilder, StreamingBuilder
 from engine.types import Chunk
@@ -84,6 +84,6 @@ class Streams:
         if stream is not None:
             with contextlib.suppress(Exception):
                 stream.abort()
-        if is_disk_full(exc):
+        if is_write_refused(exc):
             raise exc
         self._failed[name] = exc

@@ -3,7 +3,8 @@
 Decisions, in the order they are applied to each directory entry:
 
 1. A directory whose name is in ``SKIPPED_DIR_NAMES`` (VCS metadata, dependencies, build
-   output, caches) is skipped as ``ignored-dir`` at any depth and never descended.
+   output, caches) is skipped as ``ignored-dir`` at any depth and never descended; so is a
+   directory holding a ``CACHEDIR.TAG`` file (an index home inside the repository has one).
 2. A file whose name says it is a lockfile, a minified bundle, a source map or a known binary
    format is skipped by name. These built-in rules are absolute: ignore files cannot
    re-include such files.
@@ -37,6 +38,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from engine.errors import UsageError
+
+# The file the Cache Directory Tagging convention puts in a cache folder (engine.index.home
+# writes one into every index home); spelled out here so the walk imports nothing of index/.
+CACHEDIR_TAG = "CACHEDIR.TAG"
 
 if TYPE_CHECKING:
     from pathspec import GitIgnoreSpec
@@ -98,6 +103,7 @@ MINIFIED_SUFFIXES: tuple[str, ...] = (
     ".min.js", ".min.mjs", ".min.cjs", ".min.css", ".bundle.js", ".bundle.mjs", "-min.js",
 )  # fmt: skip
 SOURCEMAP_SUFFIX = ".map"
+MAX_FILE_BYTES = 2_000_000  # larger files are skipped as too-large (indexing, status, watch)
 
 # Lower-case, without the dot. Text formats (svg, json, csv) are left to the reader's sniffing.
 BINARY_EXTENSIONS: frozenset[str] = frozenset(
@@ -151,9 +157,27 @@ class Skipped:
 
 
 @dataclass(frozen=True, slots=True)
+class BadIgnoreLine:
+    """A line of an ignore file that is not a valid pattern; like git, the walk skips it."""
+
+    path: str  # the ignore file, repository-relative with "/" (or its absolute path)
+    line_number: int  # 1-based
+    line: str
+    reason: str
+
+    def describe(self) -> str:
+        return (
+            f"{self.path}:{self.line_number}: ignore pattern {self.line!r} is not valid "
+            f"({self.reason}); skipped, as git skips it"
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class WalkResult:
     files: list[WalkedFile]  # sorted by path
     skipped: list[Skipped] = field(default_factory=list)  # sorted by path
+    root: str = ""  # the folder walked, with every link in it resolved
+    bad_ignore_lines: list[BadIgnoreLine] = field(default_factory=list)  # in reading order
 
     def skip_counts(self) -> dict[SkipReason, int]:
         """How many paths were skipped for each reason, most frequent first."""
@@ -170,7 +194,7 @@ class _IgnoreLayer:
 def walk(
     root: Path,
     *,
-    max_file_bytes: int = 2_000_000,
+    max_file_bytes: int = MAX_FILE_BYTES,
     ignore_file_name: str = ".engineignore",
     skip_dir_names: frozenset[str] = SKIPPED_DIR_NAMES,
 ) -> WalkResult:
@@ -188,8 +212,9 @@ def walk(
     root_str = str(real_root)
     root_prefix = root_str.rstrip(os.sep) + os.sep
 
-    head = _load_layers(real_root / ignore_file_name, "", "engineignored")
-    tail = _load_layers(_git_exclude_file(real_root), "", "gitignored")
+    bad_lines: list[BadIgnoreLine] = []
+    head = _load_layers(real_root / ignore_file_name, "", "engineignored", bad_lines, real_root)
+    tail = _load_layers(_git_exclude_file(real_root), "", "gitignored", bad_lines, real_root)
 
     files: list[WalkedFile] = []
     skipped: list[Skipped] = []
@@ -209,10 +234,14 @@ def walk(
             skipped.append(Skipped(prefix.rstrip("/"), _os_reason(err), _detail(err)))
             continue
 
+        if prefix and any(e.name == CACHEDIR_TAG for e in entries):
+            # A tagged cache folder, such as an index home inside the repository.
+            skipped.append(Skipped(prefix.rstrip("/"), "ignored-dir", CACHEDIR_TAG))
+            continue
         for entry in entries:
             if entry.name == ".gitignore" and entry.is_file(follow_symlinks=False):
                 gitignores = (
-                    *_load_layers(Path(entry.path), prefix, "gitignored"),
+                    *_load_layers(Path(entry.path), prefix, "gitignored", bad_lines, real_root),
                     *gitignores,
                 )
                 break
@@ -254,7 +283,7 @@ def walk(
 
     files.sort(key=lambda f: f.path)
     skipped.sort(key=lambda s: s.path)
-    return WalkResult(files, skipped)
+    return WalkResult(files, skipped, root_str, bad_lines)
 
 
 def _examine_file(
@@ -318,10 +347,14 @@ def _ignored_by(rel: str, layers: tuple[_IgnoreLayer, ...], *, is_dir: bool) -> 
     return None
 
 
-def _load_layers(path: Path, base: str, reason: SkipReason) -> tuple[_IgnoreLayer, ...]:
+def _load_layers(
+    path: Path, base: str, reason: SkipReason, bad_lines: list[BadIgnoreLine], root: Path
+) -> tuple[_IgnoreLayer, ...]:
     """The ignore file at ``path`` as a layer; nothing when it is absent, empty or unreadable.
 
-    An unreadable ignore file is not an error: the walk goes on without its patterns.
+    An unreadable ignore file is not an error: the walk goes on without its patterns. A line
+    that is not a valid pattern (``!``, a trailing ``\\``, ``[z-a]``) is left out, as git
+    leaves it out, and noted in ``bad_lines``; the file's other lines still apply.
     """
     try:
         text = path.read_bytes().decode("utf-8", errors="replace")
@@ -330,8 +363,29 @@ def _load_layers(path: Path, base: str, reason: SkipReason) -> tuple[_IgnoreLaye
     # Deferred: pathspec costs ~30 ms to import, and only a walk needs it.
     from pathspec import GitIgnoreSpec
 
-    spec = GitIgnoreSpec.from_lines(text.splitlines())
+    lines = text.splitlines()
+    try:
+        spec = GitIgnoreSpec.from_lines(lines)
+    except Exception:  # pathspec raises its own errors and re.error; find the culprits
+        good: list[str] = []
+        for number, line in enumerate(lines, 1):
+            try:
+                GitIgnoreSpec.from_lines([line])
+            except Exception as exc:
+                bad_lines.append(
+                    BadIgnoreLine(_shown_path(path, root), number, line, str(exc) or "invalid")
+                )
+            else:
+                good.append(line)
+        spec = GitIgnoreSpec.from_lines(good)
     return (_IgnoreLayer(base, spec, reason),) if len(spec) else ()
+
+
+def _shown_path(path: Path, root: Path) -> str:
+    try:
+        return path.relative_to(root).as_posix()
+    except ValueError:
+        return str(path)
 
 
 def _git_exclude_file(root: Path) -> Path:

@@ -37,7 +37,8 @@ def reciprocal_rank_fusion(
     *,
     k: int = DEFAULT_K,
 ) -> list[Fused]:
-    """Fuse each signal's ranked hits; ties keep the order of first appearance.
+    """Fuse each signal's ranked hits; hits a signal scores equally share a rank, and fused
+    ties keep the order of first appearance (``rerank`` then orders them by location).
 
     A signal missing from ``weights`` gets weight 1.0. A document a signal lists twice counts
     once, at its best rank.
@@ -52,13 +53,19 @@ def reciprocal_rank_fusion(
     for name, hits in ranked.items():
         weight = weights.get(name, 1.0)
         seen: set[ResultKey] = set()
-        rank = 0
+        rank = listed = 0
+        last_score: float | None = None
         for hit in hits:
             key = hit_key(hit)
             if key is None or key in seen:
                 continue
             seen.add(key)
-            rank += 1
+            listed += 1
+            # Equal scores share the best rank of their group ("1224"): the order a backend
+            # returns exact ties in depends on how its index was built (an update numbers
+            # chunks and segments differently from a clean build), and must not move a score.
+            if hit.score != last_score:
+                rank, last_score = listed, hit.score
             rrf = weight / (k + rank)
             totals[key] = totals.get(key, 0.0) + rrf
             parts.setdefault(key, []).append(Contribution(name, rank, hit.score, weight, rrf))

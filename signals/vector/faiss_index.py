@@ -26,7 +26,9 @@ search 3x slower (120 vs 36 ms under load).
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -175,9 +177,14 @@ class VectorStore:
         return ids[0][keep].astype(np.int64), scores[0][keep].astype(np.float32)
 
     def save(self, directory: Path) -> None:
+        """Write the index; a refused write (full disk, read-only folder) raises ``OSError``."""
         import faiss
 
-        faiss.write_index(self._index, str(directory / INDEX_FILE))
+        target = directory / INDEX_FILE
+        try:
+            faiss.write_index(self._index, str(target))
+        except RuntimeError as exc:  # FAISS reports a failed fwrite as RuntimeError
+            raise _write_error(exc, target) from exc
         if len(self._dead):
             np.save(directory / TOMBSTONES_FILE, self._dead)
         (directory / LAYOUT_FILE).write_text(
@@ -215,6 +222,16 @@ class VectorStore:
             params.sel = selector
             self._keepalive = (batch, selector)
         self._params = params
+
+
+def _write_error(exc: RuntimeError, target: Path) -> OSError:
+    """FAISS's write failure as the ``OSError`` it wraps: its message ends in ``strerror``
+    ("write error in ...: 0 != 4096 (No space left on device)"), the only trace of errno."""
+    message = str(exc)
+    for code in (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EFBIG, errno.EACCES):
+        if os.strerror(code) in message:
+            return OSError(code, os.strerror(code), str(target))
+    return OSError(errno.EIO, f"FAISS could not write the index: {message.strip()}", str(target))
 
 
 def _new_index(dim: int, layout: Layout) -> Any:

@@ -290,8 +290,10 @@ def test_readers_see_only_whole_generations_while_writers_publish(
         assert (seen.results, seen.warnings) == expected[seen.generation][seen.query], seen
     final = current_generation(home.repo_dir("toy"))
     assert final is not None
-    assert expected[final.name]["iteration function"][0][0][3].endswith(
-        f"iteration_{REINDEXES - 1}_function"
+    # The last two iterations' functions tie; exact ties are ordered by path.
+    assert any(
+        result[3].endswith(f"iteration_{REINDEXES - 1}_function")
+        for result in expected[final.name]["iteration function"][0][:2]
     )
 
 

@@ -222,3 +222,43 @@ def test_disk_full_is_recognised_from_the_os_and_from_sqlite() -> None:
     assert not is_disk_full(sqlite3.OperationalError("no such table: t"))
     assert not is_disk_full(ValueError("No space left on device"))
     assert failure_message("toy", sqlite_full()).startswith("indexing toy stopped: the disk")
+
+
+def test_faiss_write_failure_stops_the_update_and_keeps_the_vector_signal(
+    home: Home, indexed: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """FAISS reports a full disk as a RuntimeError; it once published the vector signal off
+    and exited 0 (issue 15, defect 3)."""
+    import faiss
+
+    change_repo(indexed)
+
+    def full_disk_write(*args: Any, **kwargs: Any) -> None:
+        raise RuntimeError(
+            "Error in faiss::FileIOWriter::operator()(const void*, size_t, size_t) at "
+            "impl/io.cpp:103: write error in vectors.faiss: 0 != 4096 (No space left on device)"
+        )
+
+    with monkeypatch.context() as patch:
+        patch.setattr(faiss, "write_index", full_disk_write)
+        code, data = cli("reindex", "toy")
+    assert code == 1, data
+    assert "the disk is full" in data["error"]
+    assert leftovers(home) == []
+    code, status = cli("status", "toy")
+    assert code == 0
+    assert status["signals"]["vector"]["ready"] is True
+    code, report = cli("reindex", "toy")
+    assert code == 0, report
+    assert report["signals"]["vector"]["ready"] is True
+    assert report["signals"]["vector"]["synced"] is True
+
+
+def test_any_refused_write_in_a_signal_stops_the_update() -> None:
+    from engine.index.write_failures import is_write_refused
+
+    assert is_write_refused(OSError(errno.EROFS, "Read-only file system"))
+    assert is_write_refused(OSError(errno.EIO, "Input/output error"))
+    assert is_write_refused(sqlite_full())
+    assert not is_write_refused(OSError(errno.ENOENT, "No such file or directory"))
+    assert not is_write_refused(ValueError("a bug in a builder"))

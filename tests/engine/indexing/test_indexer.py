@@ -359,6 +359,9 @@ def test_a_file_that_crashes_the_parser_is_skipped_with_its_reason(
     chunked.clear()
     write(repo, "toy/util.py", "def multiply(a, b):\n    return a * b\n")
     again = idx.reindex("toy")
-    assert chunked == ["toy/util.py"]  # the crashing file is not tried again while unchanged
+    # The crashing file is not tried again while unchanged (the others, written moments
+    # before the first run, are racy and hashed again: see engine.indexing.freshness).
+    assert "toy/util.py" in chunked
+    assert "toy/crash_me.py" not in chunked
     assert again.skipped[CRASHED] == 1
     assert search(home, "multiply")[0][0] == "toy/util.py"
