@@ -1,14 +1,24 @@
-"""Formatting search results and reports: the JSON contract and the readable listing."""
+"""Formatting search results and reports: the JSON contract and the readable listing.
+
+Every JSON object here is camelCase, like the query contract, and is the one rendering that
+the CLI's ``--json`` and the agent tools (cli/serve) share.
+"""
 
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 import orjson
 
 from engine.types import Result, SearchResponse
+
+if TYPE_CHECKING:
+    from engine.index.store import ChunkStore
+    from engine.indexing.indexer import IndexReport
+
+MAX_PRINTED_PROBLEMS = 20  # problems the text summary lists; --json has them all
 
 
 def result_json(result: Result, *, explain: bool = False) -> dict[str, Any]:
@@ -17,6 +27,10 @@ def result_json(result: Result, *, explain: bool = False) -> dict[str, Any]:
         data["alsoIn"] = list(result.duplicates)
     if explain:
         data["prior"] = {"factor": result.prior, "reason": result.prior_reason}
+        data["ranking"] = [
+            {"feature": a.feature, "factor": round(a.factor, 4), "reason": a.reason}
+            for a in result.adjustments
+        ]
         data["explain"] = [
             {
                 "signal": c.signal,
@@ -91,13 +105,13 @@ def print_response(response: SearchResponse, *, explain: bool = False) -> None:
             also = ", ".join(printable(path) for path in r.duplicates)
             click.echo(click.style(f"      same code also in: {also}", dim=True))
         if explain:
-            if r.prior != 1.0:
-                click.echo(f"      prior    ×{r.prior} ({r.prior_reason})")
             for c in r.contributions:
                 click.echo(
                     f"      {c.signal:<8} rank {c.rank:<4} raw {c.raw_score:<10.4f} "
                     f"weight {c.weight:<4} rrf {c.rrf:.5f}"
                 )
+            for a in r.adjustments:
+                click.echo(f"      {a.feature:<14} ×{a.factor:.3f}  {printable(a.reason)}")
         lines = r.content.splitlines()
         for offset, line in enumerate(lines[:SNIPPET_LINES]):
             number_col = click.style(f"{r.start_line + offset:>6} ", dim=True)
@@ -110,3 +124,95 @@ def print_response(response: SearchResponse, *, explain: bool = False) -> None:
         for run in response.runs:
             status = f" error: {run.error}" if run.error else ""
             click.echo(f"{run.signal:<8} {run.latency_ms:8.2f} ms  {len(run.hits):>4} hits{status}")
+
+
+def location_json(repo: str, store: ChunkStore, location: Any) -> dict[str, Any]:
+    """A SymbolLocation as a search result: the definition's chunk, or the reference line."""
+    chunk = store.chunks([location.chunk_id]).get(location.chunk_id) if location.chunk_id else None
+    start, end, content = location.start_line, location.end_line, ""
+    if location.role == "reference":
+        start = end = location.line
+        if chunk is not None and chunk.start_line <= location.line <= chunk.end_line:
+            content = chunk.text.split("\n")[location.line - chunk.start_line]
+    elif chunk is not None:
+        start, end, content = chunk.start_line, chunk.end_line, chunk.text
+    return {
+        "repo": repo,
+        "filePath": location.path,
+        "startLine": start,
+        "endLine": end,
+        "symbolName": location.symbol,
+        "content": content,
+        "role": location.role,
+        "line": location.line,
+        "kind": location.kind,
+        "enclosing": location.enclosing,
+        "exact": location.exact,
+        "source": location.source,
+    }
+
+
+def report_json(report: IndexReport, *, max_problems: int | None = None) -> dict[str, Any]:
+    """The summary of one ``engine index``/``reindex`` run (``--json`` and the agent's
+    ``reindex`` tool). ``problems`` lists at most ``max_problems`` (all when None);
+    ``problemCount`` is always complete."""
+    problems = report.problems if max_problems is None else report.problems[:max_problems]
+    return {
+        "repo": report.repo,
+        "root": report.root,
+        "generation": report.generation,
+        "upToDate": report.up_to_date,
+        "fullRebuild": report.full_rebuild,
+        "files": report.files_indexed,
+        "filesAdded": report.files_added,
+        "filesChanged": report.files_changed,
+        "filesRemoved": report.files_removed,
+        "filesUnchanged": report.files_unchanged,
+        "chunks": report.chunks,
+        "chunksAdded": report.chunks_added,
+        "chunksRemoved": report.chunks_removed,
+        "skipped": report.skipped,
+        "signals": {
+            name: {
+                "ready": bool(state.get("ready")),
+                "synced": bool(state.get("synced", state.get("ready"))),
+                "message": state.get("message", ""),
+            }
+            for name, state in report.signals.items()
+        },
+        "stageSeconds": {stage: round(s, 3) for stage, s in report.stage_seconds.items()},
+        "problems": problems,
+        "problemCount": len(report.problems),
+    }
+
+
+def print_report(report: IndexReport, as_json: bool) -> None:
+    """``engine index``/``reindex`` output: ``report_json``, or a few readable lines."""
+    if as_json:
+        click.echo(dumps(report_json(report)))
+        return
+    verb = "built" if report.full_rebuild else "updated"
+    if report.up_to_date:
+        verb = "already up to date"
+    click.echo(
+        f"{report.repo}: index {verb} ({report.generation}) — {report.files_indexed} files, "
+        f"{report.chunks} chunks"
+    )
+    click.echo(
+        f"  files: +{report.files_added} added, ~{report.files_changed} changed, "
+        f"-{report.files_removed} removed, {report.files_unchanged} unchanged"
+    )
+    click.echo(f"  chunks: +{report.chunks_added} added, -{report.chunks_removed} removed")
+    if report.skipped:
+        reasons = ", ".join(f"{reason} {count}" for reason, count in report.skipped.items())
+        click.echo(f"  skipped: {sum(report.skipped.values())} ({reasons})")
+    for name, state in report.signals.items():
+        ready = "ready" if state.get("ready") else "not ready"
+        click.echo(f"  {name}: {ready} {state.get('message', '')}".rstrip())
+    stages = ", ".join(f"{stage} {seconds:.2f}s" for stage, seconds in report.stage_seconds.items())
+    click.echo(f"  time: {stages}")
+    for problem in report.problems[:MAX_PRINTED_PROBLEMS]:
+        click.secho(f"  problem: {printable(problem)}", fg="yellow")
+    if len(report.problems) > MAX_PRINTED_PROBLEMS:
+        more = len(report.problems) - MAX_PRINTED_PROBLEMS
+        click.secho(f"  … {more} more problems (see --json)", fg="yellow")

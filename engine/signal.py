@@ -10,9 +10,16 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from engine.types import Chunk, ChunkDraft, Definition, Hit, Query
+
+EmbedPrecision = Literal["fp32", "mixed", "int8"]
+"""How the vector signal embeds documents: the model's own weights, int8 where each layer's
+feed-forward block widens, or int8 throughout."""
+
+ScipIndexerChoice = Literal["auto", "none"]
+"""Whether indexing runs the installed real SCIP indexers ("auto") or not ("none")."""
 
 ProgressFn = Callable[[str, int, int], None]
 """progress(stage, done, total): called by long-running builders; total 0 means unknown."""
@@ -148,11 +155,11 @@ class IndexOptions:
     home: Path  # $ENGINE_HOME, for caches shared between repositories (embeddings, models)
     model: str | None = None  # a local sentence-transformers folder; None = the bundled model
     scip_file: Path | None = None  # an index.scip given by the user
-    scip_indexer: str = "none"  # "auto" runs installed real SCIP indexers; "none" does not
+    scip_indexer: ScipIndexerChoice = "none"
     scip_timeout_s: float = 300.0
     # How the vector signal embeds documents; None keeps what the index recorded (else the
     # signal's measured default).
-    embed_precision: str | None = None  # "fp32" | "int8"
+    embed_precision: EmbedPrecision | None = None
     document_tokens: int | None = None  # word pieces read per document
 
 

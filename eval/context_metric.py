@@ -37,12 +37,13 @@ from engine.context.assembly import (
     DefinitionResolver,
     build_context,
 )
-from engine.search.budget import TokenCounter, default_counter, pack
+from engine.search.budget import TokenCounter, pack
 from engine.search.options import RankingOptions
 from engine.search.searcher import ChunkReader
 from engine.types import SearchResponse
 from eval.dataset import EvalQuery, Target, load_dataset
 from eval.metrics import mean
+from signals.vector.tokens import bundled_counter
 
 DEFAULT_BUDGETS = (1000, 2000, 4000)
 
@@ -130,7 +131,7 @@ def evaluate(
     All three read one search per query."""
     from eval.dataset import resolve_symbols
 
-    count, tokenizer = counter or default_counter()
+    count, tokenizer = counter or bundled_counter()
     deep_name = f"search@{deep_limit}"
     scores: dict[int, dict[str, Scores]] = {
         b: {
@@ -207,12 +208,12 @@ def table(result: Mapping[str, Any]) -> str:
 
 def _open_repositories(home_root: Path, repo: str | None) -> Callable[[str | None], Repository]:
     """Opens each repository once, read-only, with the real signal registry."""
-    from cli.context_command import SymbolResolver
     from engine.errors import UsageError
     from engine.index.home import Home, validate_slug
     from engine.index.opening import OpenIndex, open_index
     from engine.signal import OpenOptions
     from signals.registry import plugins
+    from signals.symbol.resolver import SymbolResolver
 
     home = Home(home_root)
     opened: dict[str, Repository] = {}

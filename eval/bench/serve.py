@@ -35,7 +35,7 @@ from eval.metrics import percentile
 from signals.registry import plugins
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
-SERVER = [sys.executable, "-c", "from cli.serve import main; main()"]
+SERVER = [sys.executable, "-c", "from cli.serve.server import main; main()"]
 SKIPPED_PARTS = {"site-packages", "test", "tests", "idle_test", "__pycache__"}
 SLUG = "corpus"
 

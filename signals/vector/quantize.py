@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.errors import SignalUnavailable
-from signals.vector.export import (
+from signals.vector.export_files import (
     errors_logged_only,
     max_cosine_diff,
     publish,

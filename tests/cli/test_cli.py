@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from cli.main import main, one_shot
+from cli.commands.query import one_shot
+from cli.main import main
 
 
 @pytest.fixture
@@ -255,7 +256,7 @@ def test_one_query_commands_tell_the_signals_they_answer_once(
 def test_a_one_shot_process_starts_numpy_with_one_blas_thread(tmp_path: Path) -> None:
     code = (
         "import os, sys\n"
-        "from cli.main import one_shot\n"
+        "from cli.commands.query import one_shot\n"
         "with one_shot():\n"
         "    inside = os.environ.get('OPENBLAS_NUM_THREADS')\n"
         "    import numpy\n"

@@ -20,7 +20,7 @@ from typing import Any
 import orjson
 import pytest
 
-from cli.serve_indexes import IndexCache
+from cli.serve.indexes import IndexCache
 from engine.index.generations import current_generation, read_manifest, writer_lock
 from engine.index.home import Home
 from engine.index.opening import open_index
@@ -111,7 +111,7 @@ def test_second_writer_is_refused_with_a_clear_message(
     assert code == 0 and data["results"][0]["filePath"] == "toy/greeter.py"
     release(lock_holder)
     code, data = finish(engine(home, "reindex", "toy", "--json"))
-    assert code == 0 and data["files_added"] == 1
+    assert code == 0 and data["filesAdded"] == 1
 
 
 def test_wait_queues_behind_the_writer(
@@ -127,7 +127,7 @@ def test_wait_queues_behind_the_writer(
         release(lock_holder)
     code, data = finish(waiting)
     assert code == 0
-    assert data["files_added"] == 1
+    assert data["filesAdded"] == 1
     assert search(home, "late_function")[0][0][0] == "toy/late.py"
 
 

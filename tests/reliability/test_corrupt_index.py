@@ -139,7 +139,7 @@ def test_plain_reindex_also_repairs_a_damaged_store_or_manifest(
     assert code == 1 and hint(repo) in data["error"]
     code, report = cli("reindex", "toy")
     assert code == 0, report
-    assert report["full_rebuild"] is True
+    assert report["fullRebuild"] is True
     assert answers() == built
 
 
@@ -235,10 +235,10 @@ def test_damaged_embedding_cache_is_set_aside_and_rebuilt(
 def test_agent_tools_report_damage_with_the_fix(
     home: Home, repo: Path, built: dict[str, Any]
 ) -> None:
-    from cli.serve import run_tool
-    from cli.serve_indexes import IndexCache
-    from cli.serve_reindex import ReindexJobs
-    from cli.serve_tools import TOOLS, ToolContext
+    from cli.serve.indexes import IndexCache
+    from cli.serve.reindex import ReindexJobs
+    from cli.serve.server import run_tool
+    from cli.serve.tools import TOOLS, ToolContext
     from signals import registry
 
     search = next(spec for spec in TOOLS if spec.name == "semanticSearch")

@@ -150,7 +150,7 @@ def test_chunk_text_is_exactly_the_file_lines(home: Home, hostile: Path) -> None
 def test_cli_index_and_query_of_hostile_repository(home: Home, hostile: Path) -> None:
     code, report = cli("index", str(hostile), "--name", "hostile")
     assert code == 0
-    assert report["files_indexed"] == 13
+    assert report["files"] == 13
     code, answer = cli("query", "hostile", "newline_name_function")
     assert code == 0
     assert answer["results"][0]["filePath"] == "names/new\nline.py"

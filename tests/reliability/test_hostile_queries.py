@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
-from cli.serve import run_tool
-from cli.serve_indexes import IndexCache
-from cli.serve_reindex import ReindexJobs
-from cli.serve_tools import TOOLS, ToolContext
+from cli.serve.indexes import IndexCache
+from cli.serve.reindex import ReindexJobs
+from cli.serve.server import run_tool
+from cli.serve.tools import TOOLS, ToolContext
 from engine.errors import UsageError
 from engine.index.home import Home
 from engine.index.opening import open_index

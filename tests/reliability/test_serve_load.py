@@ -34,9 +34,9 @@ pytestmark = pytest.mark.slow
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 FAKE = "from tests.conftest import install_fake_registry; install_fake_registry()"
-CHILD_CODE = f"{FAKE}; from cli.serve_reindex import child_main; child_main()"
+CHILD_CODE = f"{FAKE}; from cli.serve.reindex import child_main; child_main()"
 SERVER_CODE = (
-    f"import sys; {FAKE}; from cli.serve import serve; "
+    f"import sys; {FAKE}; from cli.serve.server import serve; "
     f"serve(reindex_command=[sys.executable, '-c', {CHILD_CODE!r}])"
 )
 CLIENTS = 3
@@ -81,7 +81,10 @@ def server_pids(home: Path) -> list[int]:
             environ = (proc / "environ").read_bytes().split(b"\0")
         except OSError:
             continue
-        if b"from cli.serve import serve" in cmdline and f"ENGINE_HOME={home}".encode() in environ:
+        if (
+            b"from cli.serve.server import serve" in cmdline
+            and f"ENGINE_HOME={home}".encode() in environ
+        ):
             found.append(int(proc.name))
     return sorted(found)
 

@@ -21,7 +21,7 @@ from tests.reliability.conftest import index, search, stored_chunks, write
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 WATCH = (
     "from tests.conftest import install_fake_registry; install_fake_registry(); "
-    "from cli.watch_command import watch; watch()"
+    "from cli.commands.watch import watch; watch()"
 )
 HANG_GUARD_S = 120  # fails a test that would otherwise hang; not a speed check
 
@@ -167,7 +167,7 @@ def test_watch_command_on_a_new_folder_indexes_it_first(
 def test_watch_command_errors(home: Home, repo: Path, args: tuple[str, ...], message: str) -> None:
     from click.testing import CliRunner
 
-    from cli.watch_command import watch
+    from cli.commands.watch import watch
 
     result = CliRunner().invoke(watch, [*(a.format(repo=repo) for a in args), "--json"])
     assert result.exit_code == 1

@@ -15,7 +15,7 @@ import pytest
 
 from engine.errors import EngineError
 from engine.index.home import Home
-from engine.indexing.indexer import MAX_FILE_BYTES
+from engine.indexing.walk import MAX_FILE_BYTES
 from engine.indexing.watch import (
     Watcher,
     WatchEvent,

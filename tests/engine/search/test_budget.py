@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from engine.search.budget import LOCATION_TOKENS, default_counter, pack
+from engine.search.budget import LOCATION_TOKENS, estimated_counter, pack
 from engine.types import Result
 
 
@@ -36,7 +36,7 @@ def test_never_exceeds_budget() -> None:
         assert all(r.content in rows[i].content for i, r in enumerate(packed.results))
 
 
-def test_real_tokenizer_counts() -> None:
-    count, name = default_counter()
-    assert count("def greet(name):\n    return name") > 5
-    assert name
+def test_the_estimate_rounds_up_to_a_token_per_three_characters() -> None:
+    count, name = estimated_counter()
+    assert (count(""), count("a"), count("abcd")) == (0, 1, 2)
+    assert name.startswith("estimate")

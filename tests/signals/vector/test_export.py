@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from signals.vector.export import publish, write_manifest
+from signals.vector.export_files import publish, write_manifest
 from signals.vector.onnx_embedder import (
     EXPORT_FORMAT,
     MANIFEST_FILE,

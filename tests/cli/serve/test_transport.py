@@ -10,10 +10,10 @@ from typing import BinaryIO
 import anyio
 import pytest
 
-from cli.serve_transport import PipeLines, PipeWriter, pollable, rejection
+from cli.serve.transport import PipeLines, PipeWriter, pollable, rejection
 
 PARSE_ERROR, INVALID_REQUEST = -32700, -32600
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
+PROJECT_ROOT = Path(__file__).resolve().parents[3]
 HANG_GUARD_S = 60  # fails a test that would otherwise hang; not a speed check
 
 
@@ -54,7 +54,7 @@ def test_malformed_lines_get_an_error_with_the_request_id(
 
 def test_claimed_stdout_carries_only_the_protocol() -> None:
     code = (
-        "from cli.serve_transport import claim_stdio\n"
+        "from cli.serve.transport import claim_stdio\n"
         "wire = claim_stdio()\n"
         "print('noise from a library', flush=True)\n"
         "import os; os.write(1, b'more noise\\n')\n"

@@ -7,7 +7,7 @@ from typing import cast
 
 import pytest
 
-from cli.serve_indexes import IndexCache
+from cli.serve.indexes import IndexCache
 from engine.errors import RepoNotFound
 from engine.index.home import Home
 from engine.index.opening import OpenIndex

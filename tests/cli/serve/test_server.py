@@ -26,12 +26,12 @@ from engine.signal import IndexOptions, OpenOptions
 from engine.types import Filters
 from tests.conftest import fake_plugins
 
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
+PROJECT_ROOT = Path(__file__).resolve().parents[3]
 # The server and its reindex children embed with the test fake, like the index built here.
 FAKE = "from tests.conftest import install_fake_registry; install_fake_registry()"
-CHILD_CODE = f"{FAKE}; from cli.serve_reindex import child_main; child_main()"
+CHILD_CODE = f"{FAKE}; from cli.serve.reindex import child_main; child_main()"
 SERVER_CODE = (
-    f"import sys; {FAKE}; from cli.serve import serve; "
+    f"import sys; {FAKE}; from cli.serve.server import serve; "
     f"serve(reindex_command=[sys.executable, '-c', {CHILD_CODE!r}])"
 )
 SERVER_COMMAND = [sys.executable, "-c", SERVER_CODE]
@@ -471,7 +471,7 @@ def reindex_children(home: Path) -> list[int]:
         except OSError:
             continue
         if (
-            b"cli.serve_reindex" in cmdline
+            b"cli.serve.reindex" in cmdline
             and f"ENGINE_HOME={home}".encode() in environ.split(b"\0")
             and state != "Z"
         ):

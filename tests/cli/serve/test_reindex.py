@@ -5,7 +5,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from cli.serve_reindex import ReindexJobs
+from cli.serve.reindex import ReindexJobs
 
 HANG_GUARD_S = 60.0  # fails a test that would otherwise hang; not a speed check
 

@@ -1,4 +1,5 @@
-"""``engine context`` and ``engine verify`` end to end, over the scip-python fixture project."""
+"""``engine context`` and ``engine verify`` end to end, over the scip-python fixture project
+(with the symbol signal's resolver and the bundled tokenizer, as the CLI wires them)."""
 
 from __future__ import annotations
 
@@ -10,12 +11,16 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from cli.context_command import SymbolResolver, context_command, context_for, verify_command
+from cli.commands.context import context as context_command
+from cli.commands.verify import verify as verify_command
+from engine.context import assembly
 from engine.index.home import Home
 from engine.index.opening import OpenIndex, open_index
 from engine.indexing.indexer import Indexer
 from engine.signal import IndexOptions, OpenOptions
 from signals import registry
+from signals.symbol.resolver import SymbolResolver
+from signals.vector.tokens import bundled_counter
 from tests.signals.symbol.repos import PYTHON_INDEX, copy_python_toy
 
 TEST_FILE = 'from toy.greeter import greet\n\n\ndef test_greet():\n    assert greet("x")\n'
@@ -42,6 +47,12 @@ def opened(home: Home, tmp_path: Path, request: pytest.FixtureRequest) -> Iterat
     index = open_index(home, "toy", registry.plugins(), OpenOptions(home.root))
     yield index
     index.close()
+
+
+def context_for(opened: OpenIndex, query: str, budget: int, **options: Any) -> dict[str, Any]:
+    return assembly.context_for(
+        opened, SymbolResolver, query, budget, counter=bundled_counter(), **options
+    )
 
 
 def expanded(data: dict[str, Any]) -> list[tuple[str, int, int, str]]:

@@ -9,7 +9,7 @@ The child watches its stdin, a pipe only the server holds: when the server exits
 shuts the job down, the pipe closes and the child interrupts itself, so the indexer removes
 its unpublished generation and no orphan keeps running.
 
-Run as ``python -m cli.serve_reindex SLUG``: prints one JSON object on stdout, the summary
+Run as ``python -m cli.serve.reindex SLUG``: prints one JSON object on stdout, the summary
 of the update or ``{"error": ...}``.
 """
 
@@ -35,30 +35,6 @@ MAX_PROBLEMS = 20  # per-file problems listed in a summary; the count is always 
 STOP_GRACE_S = 1.5  # how long a child gets to clean up before it is killed
 
 
-def report_json(report: Any) -> dict[str, Any]:
-    """The summary of an ``IndexReport`` that an agent reads (camelCase, like the others)."""
-    return {
-        "repo": report.repo,
-        "status": "done",
-        "generation": report.generation,
-        "upToDate": report.up_to_date,
-        "fullRebuild": report.full_rebuild,
-        "files": report.files_indexed,
-        "filesAdded": report.files_added,
-        "filesChanged": report.files_changed,
-        "filesRemoved": report.files_removed,
-        "chunks": report.chunks,
-        "chunksAdded": report.chunks_added,
-        "chunksRemoved": report.chunks_removed,
-        "signals": {
-            name: {"ready": bool(state.get("ready")), "message": state.get("message", "")}
-            for name, state in report.signals.items()
-        },
-        "problems": report.problems[:MAX_PROBLEMS],
-        "problemCount": len(report.problems),
-    }
-
-
 @dataclass(eq=False)
 class Job:
     slug: str
@@ -72,13 +48,13 @@ class Job:
         return round(time.monotonic() - self.started, 1)
 
 
-CHILD_COMMAND = (sys.executable, "-m", "cli.serve_reindex")  # the slug is appended
+CHILD_COMMAND = (sys.executable, "-m", "cli.serve.reindex")  # the slug is appended
 
 
 def _child_env(home: Path) -> dict[str, str]:
     # The project root on the path, so the child imports this same code even when the
     # server was started from a checkout that is not installed.
-    root = str(Path(__file__).resolve().parent.parent)
+    root = str(Path(__file__).resolve().parents[2])
     paths = [root, *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
     return {**os.environ, "ENGINE_HOME": str(home), "PYTHONPATH": os.pathsep.join(paths)}
 
@@ -247,6 +223,7 @@ def child_main(argv: Sequence[str] | None = None) -> None:
 
 
 def _reindex(args: Sequence[str]) -> dict[str, Any]:
+    from cli.output import report_json
     from engine.errors import EngineError, IndexBusy
     from engine.index.home import Home, engine_home, validate_slug
     from engine.indexing.indexer import Indexer
@@ -254,7 +231,7 @@ def _reindex(args: Sequence[str]) -> dict[str, Any]:
     from signals.registry import plugins
 
     if len(args) != 1:
-        return {"error": "usage: python -m cli.serve_reindex SLUG"}
+        return {"error": "usage: python -m cli.serve.reindex SLUG"}
     home = Home(engine_home())
     try:
         slug = validate_slug(args[0])
@@ -266,7 +243,7 @@ def _reindex(args: Sequence[str]) -> dict[str, Any]:
         }
     except EngineError as exc:
         return {"error": str(exc)}
-    return report_json(report)
+    return {**report_json(report, max_problems=MAX_PROBLEMS), "status": "done"}
 
 
 if __name__ == "__main__":

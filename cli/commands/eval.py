@@ -3,21 +3,22 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 import orjson
 
+from cli.invocation import Invocation, errors_reported, json_option, plugins, signal_list
 from cli.output import dumps
 from cli.progress import Progress
 from engine.errors import UsageError
 from engine.index.home import Home, validate_slug
-from engine.index.opening import OpenIndex, open_index
-from engine.search.searcher import Searcher
 from engine.signal import OpenOptions, SignalPlugin
-from eval.dataset import SymbolLines, load_dataset, resolve_symbols
-from eval.report import ablation_table, category_table, latency_table, negatives_line
-from eval.runner import run_ablation, run_config, summary_json
+
+if TYPE_CHECKING:  # the searcher and eval/ are imported when the command runs
+    from engine.index.opening import OpenIndex
+    from engine.search.searcher import Searcher
+    from eval.dataset import SymbolLines
 
 
 class Searchers:
@@ -34,6 +35,8 @@ class Searchers:
         if not slug:
             raise UsageError("the dataset's queries name no repo — pass --repo SLUG")
         if slug not in self.opened:
+            from engine.index.opening import open_index
+
             self.opened[slug] = open_index(
                 self.home, validate_slug(slug), self.plugins, OpenOptions(home=self.home.root)
             )
@@ -77,6 +80,10 @@ def run_eval(
     baseline: Path | None,
     as_json: bool,
 ) -> None:
+    from eval.dataset import load_dataset, resolve_symbols
+    from eval.report import ablation_table, category_table, latency_table, negatives_line
+    from eval.runner import run_ablation, run_config, summary_json
+
     queries = load_dataset(dataset)
     searchers = Searchers(home, plugins, repo)
     base: dict[str, Any] | None = None
@@ -121,3 +128,39 @@ def run_eval(
     click.echo(negatives_line(full))
     if out is not None:
         click.echo(f"written to {out}")
+
+
+@click.command(name="eval")
+@click.argument("dataset", type=click.Path(path_type=Path))
+@click.option("--repo", "slug", help="Search this repository for every query.")
+@click.option("--limit", default=10, show_default=True, type=click.IntRange(1, 100))
+@click.option("--signals", "signal_names", help="Only this subset, e.g. lexical,vector.")
+@click.option("--no-ablation", is_flag=True, help="Run only the full configuration.")
+@click.option("--out", type=click.Path(path_type=Path), help="Write the run as JSON here.")
+@click.option("--baseline", type=click.Path(path_type=Path), help="A saved --out to compare.")
+@json_option
+def eval_(
+    dataset: Path,
+    slug: str | None,
+    limit: int,
+    signal_names: str | None,
+    no_ablation: bool,
+    out: Path | None,
+    baseline: Path | None,
+    as_json: bool,
+) -> None:
+    """Measure retrieval quality on a labeled DATASET (JSONL), per signal and fused."""
+    run = Invocation(as_json)
+    with errors_reported(as_json):
+        run_eval(
+            run.home,
+            plugins(),
+            dataset,
+            repo=validate_slug(slug) if slug else None,
+            limit=limit,
+            signals=signal_list(signal_names),
+            ablation=not no_ablation,
+            out=out,
+            baseline=baseline,
+            as_json=as_json,
+        )

@@ -1,32 +1,21 @@
 """``engine watch``: keep one repository's index current while its files change.
 
-Registered in ``cli/main.py`` with ``main.add_command(watch)``. Self-contained (its own error
-output) so that ``cli.main`` can import it without a cycle. Ctrl-C (or SIGTERM) ends it with
-exit code 0: an update cut short leaves the previous generation published.
+Ctrl-C (or SIGTERM) ends it with exit code 0: an update cut short leaves the previous
+generation published.
 """
 
 from __future__ import annotations
 
 import signal
-import sys
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 import click
 
+from cli.invocation import fail
 from cli.output import dumps, printable
 from engine.errors import EngineError, RepoNotFound
 from engine.index.home import Home, engine_home, slug_from_folder, validate_slug
-
-EXIT_ERROR = 1
-
-
-def _fail(message: str, as_json: bool) -> NoReturn:
-    if as_json:
-        click.echo(dumps({"error": message}))
-    else:
-        click.secho(f"error: {message}", fg="red", err=True)
-    sys.exit(EXIT_ERROR)
 
 
 def _emit(data: dict[str, Any], line: str, as_json: bool) -> None:
@@ -118,7 +107,8 @@ def watch(
     as_json: bool,
 ) -> None:
     """Keep the index of REPO (a name or a folder) current as files change, until Ctrl-C."""
-    from engine.indexing.indexer import MAX_FILE_BYTES, Indexer
+    from engine.indexing.indexer import Indexer
+    from engine.indexing.walk import MAX_FILE_BYTES
     from engine.indexing.watch import Watcher, WatchEvent, WatchOptions, indexed_state, tree_state
     from engine.signal import IndexOptions
     from signals.registry import plugins
@@ -174,7 +164,7 @@ def watch(
     except KeyboardInterrupt:
         pass  # the way to stop watching; an update cut short was not published
     except EngineError as exc:  # e.g. the folder went away: a scan cannot list it
-        _fail(str(exc), as_json)
+        fail(str(exc), as_json)
     finally:
         signal.signal(signal.SIGTERM, previous_handler)
     _emit(

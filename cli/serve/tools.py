@@ -17,9 +17,9 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from cli.output import response_json
-from cli.serve_indexes import IndexCache
-from cli.serve_reindex import ReindexJobs
+from cli.output import location_json, response_json
+from cli.serve.indexes import IndexCache
+from cli.serve.reindex import ReindexJobs
 from engine.errors import EngineError, RepoNotFound, UsageError
 from engine.index.home import Home, validate_slug
 from engine.index.opening import load_manifest
@@ -260,7 +260,6 @@ def find_references(
 def _lookup(
     context: ToolContext, repo: str, text: str, limit: int, *, references: bool
 ) -> dict[str, Any]:
-    from cli.lookup_commands import location_json
     from signals.symbol.lookup import find_definitions
     from signals.symbol.lookup import find_references as references_of
 
@@ -297,11 +296,15 @@ def assemble_context(
     ] = 4000,
     tests: Annotated[bool, Field(description="Also list related tests.")] = False,
 ) -> dict[str, Any]:
-    from cli.context_command import context_for
+    from engine.context.assembly import context_for
+    from signals.symbol.resolver import SymbolResolver
+    from signals.vector.tokens import bundled_counter
 
     slug = repo_slug(repo)
     with context.indexes.use(slug) as opened:
-        return context_for(opened, query, budget, include_tests=tests)
+        return context_for(
+            opened, SymbolResolver, query, budget, counter=bundled_counter(), include_tests=tests
+        )
 
 
 TOOLS: tuple[ToolSpec, ...] = (

@@ -1,9 +1,9 @@
 """``engine serve``: the MCP server that gives coding agents the search tools over stdio.
 
-The SDK's ``MCPServer`` turns the typed tool functions of ``cli.serve_tools`` into schemas
+The SDK's ``MCPServer`` turns the typed tool functions of ``cli.serve.tools`` into schemas
 and validates arguments; its low-level ``Server`` speaks the protocol (initialize and version
 negotiation, tools/list, tools/call, ping, notifications). The low-level server is run
-directly, over ``cli.serve_transport``, so that malformed input gets a JSON-RPC error.
+directly, over ``cli.serve.transport``, so that malformed input gets a JSON-RPC error.
 
 Tools run on worker threads (searches are blocking calls that release the GIL in the
 backends), so calls in flight are served concurrently. Only protocol messages reach stdout;
@@ -34,10 +34,10 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import CallToolResult, ListToolsResult, TextContent, ToolAnnotations
 from pydantic import ValidationError
 
-from cli.serve_indexes import IndexCache
-from cli.serve_reindex import CHILD_COMMAND, ReindexJobs
-from cli.serve_tools import TOOLS, ToolContext, ToolSpec, repo_names
-from cli.serve_transport import StdioWire, checked_stdio, claim_stdio
+from cli.serve.indexes import IndexCache
+from cli.serve.reindex import CHILD_COMMAND, ReindexJobs
+from cli.serve.tools import TOOLS, ToolContext, ToolSpec, repo_names
+from cli.serve.transport import StdioWire, checked_stdio, claim_stdio
 from engine.errors import EngineError, RepoNotFound
 from engine.index.home import Home, engine_home
 

@@ -1,0 +1,78 @@
+"""``engine defs`` and ``engine refs``: definitions and references in the search result shape."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from cli.invocation import Invocation, errors_reported, json_option, plugins
+from cli.output import dumps, location_json, printable
+from engine.index.home import Home, validate_slug
+from engine.signal import OpenOptions, SignalPlugin
+
+
+def lookup(
+    home: Home,
+    plugins: dict[str, SignalPlugin],
+    slug: str,
+    text: str,
+    *,
+    references: bool,
+    limit: int,
+) -> dict[str, Any]:
+    from engine.index.opening import open_index
+    from engine.search.searcher import clean_query
+    from signals.symbol.lookup import find_definitions, find_references
+
+    opened = open_index(home, validate_slug(slug), plugins, OpenOptions(home=home.root))
+    try:
+        if references:
+            found = find_references(opened.generation, opened.store, text, limit)
+        else:
+            found = find_definitions(opened.generation, text, limit)
+        results = [location_json(slug, opened.store, loc) for loc in found]
+    finally:
+        opened.close()
+    return {"query": clean_query(text), "results": results, "total": len(results)}
+
+
+def _print_lookup(slug: str, text: str, limit: int, as_json: bool, *, references: bool) -> None:
+    run = Invocation(as_json)
+    with errors_reported(as_json):
+        data = lookup(run.home, plugins(), slug, text, references=references, limit=limit)
+        if as_json:
+            click.echo(dumps(data))
+            return
+        if not data["results"]:
+            click.echo("nothing found")
+        for item in data["results"]:
+            where = click.style(
+                f"{printable(item['filePath'])}:{item['line']}", fg="cyan", bold=True
+            )
+            role = item["role"] if item["exact"] else f"{item['role']} (name match)"
+            inside = f" in {printable(item['enclosing'])}" if item["enclosing"] else ""
+            name = click.style(printable(item["symbolName"]), fg="green")
+            click.echo(f"{where}  {name}  {role}{inside}")
+            if item["role"] == "reference" and item["content"]:
+                click.echo(f"    {item['content'].strip()}")
+
+
+@click.command()
+@click.argument("slug")
+@click.argument("name")
+@click.option("--limit", default=20, show_default=True, type=click.IntRange(1, 1000))
+@json_option
+def defs(slug: str, name: str, limit: int, as_json: bool) -> None:
+    """Find definitions of NAME (a name, a dotted path or a SCIP symbol)."""
+    _print_lookup(slug, name, limit, as_json, references=False)
+
+
+@click.command()
+@click.argument("slug")
+@click.argument("symbol")
+@click.option("--limit", default=50, show_default=True, type=click.IntRange(1, 1000))
+@json_option
+def refs(slug: str, symbol: str, limit: int, as_json: bool) -> None:
+    """List the definition and the references of SYMBOL, callers first."""
+    _print_lookup(slug, symbol, limit, as_json, references=True)

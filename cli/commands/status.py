@@ -1,0 +1,66 @@
+"""``engine status [SLUG]``: what an index holds and how fresh it is."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from cli.invocation import Invocation, errors_reported, json_option
+from cli.output import dumps, printable
+from engine.errors import EngineError
+from engine.index.home import validate_slug
+
+
+@click.command()
+@click.argument("slug", required=False)
+@json_option
+def status(slug: str | None, as_json: bool) -> None:
+    """Show what the index of SLUG (or of every repository) holds and how fresh it is."""
+    run = Invocation(as_json)
+    with errors_reported(as_json):
+        from engine.indexing.status import repo_status
+
+        slugs = [validate_slug(slug)] if slug else [e.slug for e in run.home.list()]
+        found: list[dict[str, Any]] = []
+        for name in slugs:
+            try:
+                found.append(repo_status(run.home, name))
+            except EngineError as exc:
+                if slug:
+                    raise
+                found.append({"repo": name, "error": str(exc)})
+        if as_json:
+            click.echo(dumps(found[0] if slug else found))
+            return
+        if not found:
+            click.echo("no repositories indexed — run engine index PATH")
+        for item in found:
+            _print_status(item)
+
+
+def _print_status(item: dict[str, Any]) -> None:
+    if "error" in item:
+        click.echo(f"{item['repo']}: {item['error']}")
+        return
+    click.secho(f"{item['repo']}  ({printable(item['root'])})", bold=True)
+    click.echo(f"  built {item['builtAt']}  {item['generation']}")
+    if item.get("sourceCommit"):
+        click.echo(f"  commit {item['sourceCommit']}")
+    languages = ", ".join(f"{k} {v}" for k, v in item["languages"].items())
+    click.echo(f"  {item['files']} files, {item['chunks']} chunks ({languages})")
+    for name, state in item["signals"].items():
+        ready = "ready" if state["ready"] else "not ready"
+        extra = "" if state.get("synced", True) else " (updating)"
+        click.echo(f"  {name}: {ready}{extra} {state.get('message', '')}".rstrip())
+    changed = item.get("changedSinceBuild")
+    if changed is None:
+        click.secho(f"  {item.get('warning')}", fg="yellow")
+    elif changed["total"]:
+        click.secho(
+            f"  {changed['total']} files changed since the build (+{changed['added']} "
+            f"~{changed['modified']} -{changed['removed']}) — run engine reindex {item['repo']}",
+            fg="yellow",
+        )
+    else:
+        click.echo("  up to date with the working tree")
