@@ -130,8 +130,73 @@ def run_eval(
         click.echo(f"written to {out}")
 
 
+def run_benchmark_eval(
+    home: Home,
+    plugins: dict[str, SignalPlugin],
+    folder: Path,
+    *,
+    repos: list[str] | None,
+    checkouts: Path,
+    negatives: Path | None,
+    ablation: bool,
+    out: Path | None,
+    baseline: Path | None,
+    as_json: bool,
+) -> None:
+    """``engine eval --benchmark``: a benchmark folder (semble-dev) run and scored by its
+    own protocol, with the ablation, per repository, language and category."""
+    from eval.benchmark_run import evaluate_benchmark, report_text
+
+    base: dict[str, Any] | None = None
+    if baseline is not None:
+        try:
+            base = orjson.loads(baseline.read_bytes())
+        except (OSError, orjson.JSONDecodeError) as exc:
+            raise UsageError(f"cannot read baseline {baseline}: {exc}") from None
+    progress = Progress()
+    try:
+        data = evaluate_benchmark(
+            home,
+            plugins,
+            folder,
+            repos=repos,
+            checkouts=checkouts,
+            negatives=negatives,
+            ablation=ablation,
+            progress=progress,
+        )
+    finally:
+        progress.finish()
+    if out is not None:
+        out.write_text(dumps(data))
+    if as_json:
+        click.echo(dumps(data))
+        return
+    click.echo(report_text(data, base))
+    if out is not None:
+        click.echo(f"written to {out}")
+
+
 @click.command(name="eval")
-@click.argument("dataset", type=click.Path(path_type=Path))
+@click.argument("dataset", type=click.Path(path_type=Path), required=False)
+@click.option(
+    "--benchmark",
+    type=click.Path(path_type=Path, file_okay=False),
+    help="A benchmark folder (repos.json + annotations/, e.g. semble-dev) instead of DATASET.",
+)
+@click.option("--repos", "bench_repos", help="With --benchmark: only these, e.g. click,cobra.")
+@click.option(
+    "--checkouts",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=Path(".bench-repos"),
+    show_default=True,
+    help="With --benchmark: where the pinned checkouts are extracted.",
+)
+@click.option(
+    "--negatives",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="With --benchmark: unanswerable queries (JSONL) whose lowConfidence flag is measured.",
+)
 @click.option("--repo", "slug", help="Search this repository for every query.")
 @click.option("--limit", default=10, show_default=True, type=click.IntRange(1, 100))
 @click.option("--signals", "signal_names", help="Only this subset, e.g. lexical,vector.")
@@ -140,7 +205,11 @@ def run_eval(
 @click.option("--baseline", type=click.Path(path_type=Path), help="A saved --out to compare.")
 @json_option
 def eval_(
-    dataset: Path,
+    dataset: Path | None,
+    benchmark: Path | None,
+    bench_repos: str | None,
+    checkouts: Path,
+    negatives: Path | None,
     slug: str | None,
     limit: int,
     signal_names: str | None,
@@ -149,9 +218,30 @@ def eval_(
     baseline: Path | None,
     as_json: bool,
 ) -> None:
-    """Measure retrieval quality on a labeled DATASET (JSONL), per signal and fused."""
+    """Measure retrieval quality on a labeled DATASET (JSONL), or a --benchmark folder, per
+    signal and fused."""
     run = Invocation(as_json)
     with errors_reported(as_json):
+        if (dataset is None) == (benchmark is None):
+            raise UsageError(
+                "give a DATASET (a JSONL file) or --benchmark FOLDER, e.g. engine eval "
+                "--benchmark ../shared/benchmarks/semble-dev"
+            )
+        if benchmark is not None:
+            run_benchmark_eval(
+                run.home,
+                plugins(),
+                benchmark,
+                repos=[r.strip() for r in (bench_repos or "").split(",") if r.strip()] or None,
+                checkouts=checkouts,
+                negatives=negatives,
+                ablation=not no_ablation,
+                out=out,
+                baseline=baseline,
+                as_json=as_json,
+            )
+            return
+        assert dataset is not None
         run_eval(
             run.home,
             plugins(),
