@@ -174,7 +174,7 @@ class Contribution:
 class Adjustment:
     """One ranking feature's part in a result's final score, for --explain."""
 
-    feature: str  # a name in engine.search.rerank.FEATURES, or "prior"
+    feature: str  # a name in engine.search.ranking.rerank.FEATURES, or "prior"
     factor: float  # what it multiplied the score by
     reason: str
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from engine.index.home import Home
 from engine.index.opening import open_index
-from engine.search.options import DEFAULT_RANKING, RankingOptions
+from engine.search.ranking.options import DEFAULT_RANKING, RankingOptions
 from engine.search.routing import ROUTES, QueryKind, Route
 from engine.search.searcher import Searcher, depth_for
 from engine.signal import IndexOptions, OpenOptions, ProgressFn, SignalPlugin, no_progress
@@ -275,7 +275,7 @@ def evaluate_benchmark(
     progress: ProgressFn = no_progress,
 ) -> dict[str, Any]:
     """Materialize, index (once), run and score ``folder``'s benchmark: ``run_json``'s dict."""
-    from engine.search.options import FEATURES
+    from engine.search.ranking.options import FEATURES
     from eval.benchmark import load_benchmark
 
     chosen, queries = load_benchmark(folder, repos, negatives=negatives)

@@ -38,7 +38,7 @@ from engine.context.assembly import (
     build_context,
 )
 from engine.search.budget import TokenCounter, pack
-from engine.search.options import RankingOptions
+from engine.search.ranking.options import RankingOptions
 from engine.search.searcher import ChunkReader
 from engine.types import SearchResponse
 from eval.dataset import EvalQuery, Target, load_dataset

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from engine.index.home import Home, engine_home
 from engine.index.opening import OpenIndex, open_index
-from engine.search.options import DEFAULT_RANKING
+from engine.search.ranking.options import DEFAULT_RANKING
 from engine.search.routing import query_kind
 from engine.search.searcher import MIN_DEPTH
 from engine.signal import OpenOptions

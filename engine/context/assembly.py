@@ -35,7 +35,7 @@ from engine.context.related_tests import RelatedTest, related_tests
 from engine.errors import UsageError
 from engine.index.opening import OpenIndex
 from engine.search.budget import LOCATION_TOKENS, TokenCounter, pack, signature_of
-from engine.search.options import DEFAULT_RANKING, RankingOptions
+from engine.search.ranking.options import DEFAULT_RANKING, RankingOptions
 from engine.search.searcher import ChunkReader
 from engine.types import SYMBOL, Chunk, Result, SearchResponse
 
@@ -81,7 +81,7 @@ class ContextSearcher(Protocol):
 
 
 # A context packs code to read, so several neighbouring definitions of one file are welcome
-# (search answers list distinct files first; see engine/search/rerank.py).
+# (search answers list distinct files first; see engine/search/ranking/rerank.py).
 CONTEXT_RANKING = replace(DEFAULT_RANKING, max_per_file=3)
 
 

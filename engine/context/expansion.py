@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from engine.context.used_names import Receiver, code_uses, is_code
-from engine.search.options import DEFAULT_RANKING
-from engine.search.priors import path_prior
+from engine.search.ranking.options import DEFAULT_RANKING
+from engine.search.ranking.priors import path_prior
 from engine.types import Chunk
 
 MAX_AMBIGUOUS = 3  # name-only: more equally near definitions than this is a coin toss

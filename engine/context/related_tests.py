@@ -2,8 +2,9 @@
 
 For each primary chunk that is a definition, its own definition is looked up (the one whose
 enclosing chunk is that chunk) and its references are asked for; those in test files (by
-engine/search/rerank.py's path rule) are grouped by the test chunk that holds them. Tests with an
-index-confirmed reference come before name matches, then those touching more primary code.
+engine/search/ranking/priors.py's path rule) are grouped by the test chunk that holds them.
+Tests with an index-confirmed reference come before name matches, then those touching more
+primary code.
 """
 
 from __future__ import annotations
@@ -12,8 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from engine.context.expansion import DefinitionResolver, DefinitionSite
-from engine.search.options import DEFAULT_RANKING
-from engine.search.priors import path_prior
+from engine.search.ranking.options import DEFAULT_RANKING
+from engine.search.ranking.priors import path_prior
 from engine.types import Chunk
 
 DEFINITION_KINDS = frozenset(

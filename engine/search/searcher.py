@@ -15,8 +15,8 @@ from typing import Protocol
 from engine.errors import UsageError
 from engine.search.confidence import low_confidence
 from engine.search.fusion import DEFAULT_K, Fused, reciprocal_rank_fusion
-from engine.search.options import DEFAULT_RANKING, RankingOptions
-from engine.search.rerank import RankQuery, rerank
+from engine.search.ranking.options import DEFAULT_RANKING, RankingOptions
+from engine.search.ranking.rerank import RankQuery, rerank
 from engine.search.routing import ROUTES, QueryKind, Route, query_kind
 from engine.signal import Signal
 from engine.types import Chunk, Filters, Location, Query, Result, SearchResponse, SignalRun

@@ -5,7 +5,7 @@ from collections.abc import Mapping, Sequence
 import pytest
 
 from engine.errors import UsageError
-from engine.search.options import RankingOptions
+from engine.search.ranking.options import RankingOptions
 from engine.search.searcher import Searcher
 from engine.types import Chunk, Filters, Hit, Location, Query
 from tests.fakes import FakeChunkSource, FakeSignal, make_chunk

@@ -14,12 +14,17 @@ import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from engine.search.definitions import DEFAULT_BOOSTS, QueryNames, definition_factor, query_names
-from engine.search.file_evidence import DECAY, OTHERS, file_bonuses
-from engine.search.options import RankingOptions
-from engine.search.path_evidence import path_share
-from engine.search.priors import result_prior
-from engine.search.stems import content_stems
+from engine.search.ranking.definitions import (
+    DEFAULT_BOOSTS,
+    QueryNames,
+    definition_factor,
+    query_names,
+)
+from engine.search.ranking.file_evidence import DECAY, OTHERS, file_bonuses
+from engine.search.ranking.options import RankingOptions
+from engine.search.ranking.path_evidence import path_share
+from engine.search.ranking.priors import result_prior
+from engine.search.ranking.stems import content_stems
 from engine.types import Adjustment, Result
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from engine.search.options import RankingOptions
+from engine.search.ranking.options import RankingOptions
 from engine.types import Result
 
 _TEST_PATH = re.compile(

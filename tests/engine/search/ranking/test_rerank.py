@@ -1,8 +1,8 @@
 from __future__ import annotations
 
-from engine.search.options import RankingOptions
-from engine.search.priors import path_prior
-from engine.search.rerank import rerank
+from engine.search.ranking.options import RankingOptions
+from engine.search.ranking.priors import path_prior
+from engine.search.ranking.rerank import rerank
 from engine.types import Result
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import PurePosixPath
 
-from engine.search.stems import name_stems, stems_match
+from engine.search.ranking.stems import name_stems, stems_match
 
 DIR_WEIGHT = 0.5
 

@@ -27,8 +27,10 @@ class RankingOptions:
     repeat_factor: float = 1.0
     candidates: int = 50  # fused results the ranking stage sees (each signal is asked as many)
     dedupe: bool = True
-    definitions: bool = True  # definition first (engine/search/definitions.py)
-    path_evidence: bool = True  # query words naming the path (engine/search/path_evidence.py)
+    definitions: bool = True  # definition first (engine/search/ranking/definitions.py)
+    path_evidence: bool = (
+        True  # query words naming the path (engine/search/ranking/path_evidence.py)
+    )
     path_weight: float = 1.0  # the multiplier reaches 1 + this when the path names every word
     file_evidence: bool = True  # several strong chunks in one file (file_evidence.py)
     file_weight: float = 0.2

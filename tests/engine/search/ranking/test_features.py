@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from engine.search.definitions import definition_factor, query_names
-from engine.search.file_evidence import file_bonuses
-from engine.search.options import RankingOptions
-from engine.search.path_evidence import path_share
-from engine.search.rerank import RankQuery, rerank
-from engine.search.stems import content_stems, stem, stems_match
+from engine.search.ranking.definitions import definition_factor, query_names
+from engine.search.ranking.file_evidence import file_bonuses
+from engine.search.ranking.options import RankingOptions
+from engine.search.ranking.path_evidence import path_share
+from engine.search.ranking.rerank import RankQuery, rerank
+from engine.search.ranking.stems import content_stems, stem, stems_match
 from engine.types import Result
 
 
