@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEMO_QUERY ?= where are search results from several signals fused into one ranking
 
-.PHONY: setup demo test test-slow check lint imports typecheck format bench bench-serve eval eval-repo clean
+.PHONY: setup demo test test-slow check lint imports typecheck format bench bench-serve eval eval-repo eval-dev clean
 
 setup: $(STAMP)
 
@@ -69,6 +69,21 @@ bench-serve: setup
 eval: setup
 	$(BIN)/engine index . --name engine-self
 	$(BIN)/engine eval eval/datasets/self.jsonl --repo engine-self
+
+# The public development sets (../shared/benchmarks): semble-dev's 36 repositories (NDCG@10
+# by its own protocol, the ablation, lowConfidence on the checked negatives) and swebench-dev's
+# long queries (file Acc@k, function hit@10). Needs the snapshots fetched first (`fetch
+# github:<owner>/<name>` for each repository; eval/README.md); the first run indexes every
+# checkout (about an hour on 2 cores for semble-dev), later runs reuse the indexes. Set
+# ENGINE_HOME to keep these indexes apart from your own. SWEBENCH_REPOS defaults to the three
+# small repositories; sympy's 77 instances take hours to index on 2 cores.
+BENCHMARKS ?= ../shared/benchmarks
+SWEBENCH_REPOS ?= flask,seaborn,xarray
+eval-dev: setup
+	$(BIN)/engine eval --benchmark $(BENCHMARKS)/semble-dev \
+		--negatives eval/datasets/semble-dev-negatives.jsonl --out eval/runs/semble-dev.json
+	$(BIN)/python -m eval.swebench $(BENCHMARKS)/swebench-dev --repos $(SWEBENCH_REPOS) \
+		--out eval/runs/swebench-dev.json
 
 # A public-repository dataset, e.g. `make eval-repo REPO=jinja` (jinja, ky, urfave-cli):
 # materializes the pinned commit into .eval-repos/, indexes it and runs its dataset.
