@@ -234,8 +234,11 @@ def run_json(run: BenchmarkRun) -> dict[str, Any]:
             name: {"p50": percentile(values, 50), "p95": percentile(values, 95)}
             for name, values in run.latency_ms.items()
         },
+        # Every row's per-query scores, for --baseline; the ranked lists of the headline only
+        # (the ablation rows' lists would multiply the file's size by their number).
         "configs": [
-            {**summary(run, c), "perQuery": c.per_query, "top": c.top} for c in run.configs
+            {**summary(run, c), "perQuery": c.per_query, **({"top": c.top} if i == 0 else {})}
+            for i, c in enumerate(run.configs)
         ],
     }
 
