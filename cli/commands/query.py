@@ -14,7 +14,7 @@ import click
 
 from cli.invocation import Invocation, errors_reported, json_option, plugins, signal_list
 from cli.output import dumps, print_response, response_json
-from engine.errors import UsageError
+from engine.errors import EngineError, UsageError
 from engine.index.home import Home, validate_slug
 from engine.search.options import DEFAULT_RANKING
 from engine.types import Filters
@@ -126,7 +126,19 @@ def query(
         )
         filters = Filters(languages=lang, path_globs=path_glob, kinds=kind)
         options = OpenOptions(home=run.home.root, one_shot=True)
-        opened = [open_index(run.home, s, plugins(), options, only=names) for s in slugs]
+        opened = []
+        damaged: list[str] = []  # with --all, a damaged index is skipped with a warning
+        for s in slugs:
+            try:
+                opened.append(open_index(run.home, s, plugins(), options, only=names))
+            except EngineError as exc:
+                if not all_repos:
+                    for o in opened:
+                        o.close()
+                    raise
+                damaged.append(f"{s} was not searched: {exc}")
+        if not opened:
+            raise EngineError("; ".join(damaged) or "no repository is indexed")
         try:
             searches = [
                 partial(
@@ -140,6 +152,8 @@ def query(
                 for o in opened
             ]
             response = searches[0]() if len(searches) == 1 else search_all(searches, limit)
+            if damaged:
+                response = replace(response, warnings=[*response.warnings, *damaged])
         finally:
             for o in opened:
                 o.close()
