@@ -16,7 +16,7 @@ from cli.invocation import Invocation, errors_reported, json_option, plugins, si
 from cli.output import dumps, print_response, response_json
 from engine.errors import EngineError, UsageError
 from engine.index.home import Home, validate_slug
-from engine.search.options import DEFAULT_RANKING
+from engine.search.ranking.options import DEFAULT_RANKING
 from engine.types import Filters
 
 
@@ -114,7 +114,7 @@ def query(
     with one_shot(), errors_reported(as_json):
         from engine.index.opening import open_index
         from engine.search.federation import search_all
-        from engine.search.options import RankingOptions
+        from engine.search.ranking.options import RankingOptions
         from engine.signal import OpenOptions
 
         slugs, text = _query_target(run.home, words, all_repos)
