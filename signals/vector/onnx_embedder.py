@@ -12,7 +12,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
@@ -26,9 +26,9 @@ from signals.vector.embedder import FloatMatrix, FloatVector, l2_normalise
 # replaces them.
 EXPORT_FORMAT = 3
 READABLE_FORMATS = frozenset({2, EXPORT_FORMAT})
-FP32 = "fp32"
-INT8 = "int8"  # weights quantised per channel to 7 bits, activations dynamically to 8
-MIXED = "mixed"  # int8 only in the projections that read a layer norm (quantize.py)
+FP32: Final = "fp32"
+INT8: Final = "int8"  # weights quantised per channel to 7 bits, activations dynamically to 8
+MIXED: Final = "mixed"  # int8 only in the projections that read a layer norm (quantize.py)
 MANIFEST_FILE = "export.json"
 ONNX_FILE = "model.onnx"
 WEIGHTS_FILE = "model.onnx.data"  # format 3: the graph's tensors, stored outside it

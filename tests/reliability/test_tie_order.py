@@ -17,7 +17,7 @@ from tests.reliability.conftest import index, ranking, write
 TEXT = "def tie_{n}(value):\n    return shared_marker_value(value)\n"
 
 
-def full_ranking(home: Home, text: str) -> list[tuple[object, ...]]:
+def full_ranking(home: Home, text: str) -> list[tuple[object, tuple[str, int, int, str]]]:
     return [(contributions, key) for contributions, key in ranking(home, text, limit=20)]
 
 

@@ -17,15 +17,19 @@ ANSWER = [code("class Greeter:\n    def greet(self, name): ...")]
 
 
 def test_a_question_is_flagged_when_the_vector_signal_finds_nothing_close() -> None:
-    asked = {"identifier_query": False, "text": "how are people greeted"}
-    assert low_confidence([run("lexical", 40.0), run("vector", 0.2)], ANSWER, **asked)
-    assert not low_confidence([run("vector", 0.6), run("symbol", 1.0)], ANSWER, **asked)
+    asked = "how are people greeted"
+    weak = [run("lexical", 40.0), run("vector", 0.2)]
+    assert low_confidence(weak, ANSWER, identifier_query=False, text=asked)
+    close = [run("vector", 0.6), run("symbol", 1.0)]
+    assert not low_confidence(close, ANSWER, identifier_query=False, text=asked)
 
 
 def test_a_question_is_never_flagged_without_the_vector_signal() -> None:
-    asked = {"identifier_query": False, "text": "how are people greeted"}
-    assert not low_confidence([run("lexical", 1.0), run("symbol", 0.1)], ANSWER, **asked)
-    assert not low_confidence([run("vector", 0.1, error="boom")], ANSWER, **asked)
+    asked = "how are people greeted"
+    no_vector = [run("lexical", 1.0), run("symbol", 0.1)]
+    assert not low_confidence(no_vector, ANSWER, identifier_query=False, text=asked)
+    failed = [run("vector", 0.1, error="boom")]
+    assert not low_confidence(failed, ANSWER, identifier_query=False, text=asked)
 
 
 def test_a_name_is_flagged_when_no_result_contains_it() -> None:

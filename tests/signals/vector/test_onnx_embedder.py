@@ -21,12 +21,8 @@ import pytest
 from engine.signal import IndexOptions, OpenOptions
 from engine.types import Query
 from signals.vector.builder import VectorBuilder
-from signals.vector.export import (
-    MAX_COSINE_DIFF,
-    ensure_export,
-    max_cosine_diff,
-    write_manifest,
-)
+from signals.vector.export import MAX_COSINE_DIFF, ensure_export
+from signals.vector.export_files import max_cosine_diff, write_manifest
 from signals.vector.model import identify, resolve_model
 from signals.vector.onnx_embedder import (
     EXPORT_FORMAT,
