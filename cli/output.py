@@ -174,9 +174,9 @@ def report_json(report: IndexReport, *, max_problems: int | None = None) -> dict
         "skipped": report.skipped,
         "signals": {
             name: {
-                "ready": bool(state.get("ready")),
-                "synced": bool(state.get("synced", state.get("ready"))),
-                "message": state.get("message", ""),
+                "ready": state.ready,
+                "synced": state.synced,
+                "message": state.message,
             }
             for name, state in report.signals.items()
         },
@@ -207,8 +207,8 @@ def print_report(report: IndexReport, as_json: bool) -> None:
         reasons = ", ".join(f"{reason} {count}" for reason, count in report.skipped.items())
         click.echo(f"  skipped: {sum(report.skipped.values())} ({reasons})")
     for name, state in report.signals.items():
-        ready = "ready" if state.get("ready") else "not ready"
-        click.echo(f"  {name}: {ready} {state.get('message', '')}".rstrip())
+        ready = "ready" if state.ready else "not ready"
+        click.echo(f"  {name}: {ready} {state.message}".rstrip())
     stages = ", ".join(f"{stage} {seconds:.2f}s" for stage, seconds in report.stage_seconds.items())
     click.echo(f"  time: {stages}")
     for problem in report.problems[:MAX_PRINTED_PROBLEMS]:

@@ -180,9 +180,9 @@ def list_repos(context: ToolContext) -> dict[str, Any]:
             item["error"] = str(exc)
         else:
             item.update(
-                files=manifest.get("files"),
-                chunks=manifest.get("chunks"),
-                builtAt=manifest.get("built_at"),
+                files=manifest.files,
+                chunks=manifest.chunks,
+                builtAt=manifest.built_at or None,
             )
         repos.append(item)
     data: dict[str, Any] = {"repos": repos, "total": len(repos)}

@@ -2,6 +2,8 @@
 
 - ``home``: ``$ENGINE_HOME``, repository slugs, the registry of indexed repositories.
 - ``generations``: immutable generations and the atomic ``CURRENT`` pointer that publishes them.
+- ``manifest``: the typed manifest of a generation (``Manifest``, ``SignalState``), read and
+  written there and nowhere else.
 - ``store``: the chunk store (SQLite: files, chunks, definitions), one per generation.
 - ``opening``: open a repository's published generation for searching.
 - ``verify``: spot-check indexed chunks against the files on disk.

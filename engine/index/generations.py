@@ -21,9 +21,9 @@ from typing import Any
 
 import orjson
 
-from engine.errors import IndexBusy, IndexCorrupt, IndexIncompatible
+from engine.errors import IndexBusy, IndexCorrupt
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 1  # of the generation layout and its manifest (engine/index/manifest.py)
 POINTER = "CURRENT"
 MANIFEST = "manifest.json"
 LOCK = "write.lock"
@@ -88,29 +88,6 @@ def current_generation(repo_dir: Path) -> Path | None:
     if not path.is_dir():
         raise IndexCorrupt(f"{repo_dir / POINTER} names {name}, which is missing")
     return path
-
-
-def read_manifest(generation: Path) -> dict[str, Any]:
-    """The generation's manifest, checked as far as every reader relies on its shape."""
-    try:
-        data = orjson.loads((generation / MANIFEST).read_bytes())
-    except (OSError, orjson.JSONDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
-        raise IndexCorrupt(f"manifest of {generation} is unreadable ({reason})") from None
-    if not isinstance(data, dict):
-        raise IndexCorrupt(f"manifest of {generation} is not an object")
-    version = data.get("format_version")
-    if version != FORMAT_VERSION:
-        raise IndexIncompatible(
-            f"index format {version} is not the format this engine reads ({FORMAT_VERSION})"
-        )
-    signals = data.get("signals", {})
-    if not isinstance(signals, dict) or not all(
-        isinstance(state, dict) and isinstance(state.get("meta", {}), dict)
-        for state in signals.values()
-    ):
-        raise IndexCorrupt(f"manifest of {generation} has a damaged signals table")
-    return data
 
 
 def next_generation(repo_dir: Path) -> Path:

@@ -6,7 +6,6 @@ import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from engine.errors import (
     EngineError,
@@ -15,8 +14,9 @@ from engine.errors import (
     RepoNotFound,
     UsageError,
 )
-from engine.index.generations import POINTER, current_generation, read_manifest
+from engine.index.generations import POINTER, current_generation
 from engine.index.home import Home, RepoEntry
+from engine.index.manifest import Manifest, read_manifest
 from engine.index.store import STORE_FILE, ChunkStore
 from engine.search.searcher import Searcher
 from engine.signal import OpenOptions, Signal, SignalPlugin
@@ -28,7 +28,7 @@ OPEN_ATTEMPTS = 3  # a retry happens only when a writer published during the ope
 class OpenIndex:
     entry: RepoEntry
     generation: Path
-    manifest: dict[str, Any]
+    manifest: Manifest
     store: ChunkStore
     searcher: Searcher
     warnings: list[str] = field(default_factory=list)
@@ -50,7 +50,8 @@ def rebuild_hint(entry: RepoEntry) -> str:
     return f"run {rebuild_command(entry.root, entry.slug)} to rebuild it"
 
 
-def load_manifest(entry: RepoEntry) -> tuple[Path, dict[str, Any]]:
+def load_manifest(entry: RepoEntry) -> tuple[Path, Manifest]:
+    """The published generation of ``entry`` and its manifest; errors name the fix."""
     try:
         generation = current_generation(entry.directory)
         if generation is None:
@@ -129,21 +130,20 @@ def _open_published(
         store = ChunkStore.open_readonly(generation / STORE_FILE)
     except IndexCorrupt as exc:
         raise IndexCorrupt(f"{exc} — {rebuild_hint(entry)}") from None
-    states: Mapping[str, Any] = manifest.get("signals", {})
     signals: dict[str, Signal] = {}
     warnings: list[str] = []
     for name, plugin in plugins.items():
         if only is not None and name not in only:
             continue
-        state = states.get(name, {})
-        if not state.get("ready"):
-            why = state.get("message") or "not built"
+        state = manifest.signal(name)
+        if not state.ready:
+            why = state.message or "not built"
             warnings.append(
                 f"the {name} signal is off for {slug} ({why}) — run engine reindex {slug}"
             )
             continue
         try:
-            signals[name] = plugin.open(generation / name, state.get("meta", {}), options)
+            signals[name] = plugin.open(generation / name, state.meta, options)
         except EngineError as exc:
             warnings.append(f"the {name} signal is off: {exc} — {rebuild_hint(entry)}")
         except Exception as exc:  # a backend's own error: keep the other signals answering

@@ -25,10 +25,11 @@ from __future__ import annotations
 import os
 import subprocess
 import time
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+
+from engine.index.manifest import Manifest
 
 GIT_TIMEOUT_S = 20.0
 MAX_DIRTY_PATHS = 5_000  # more than this is not worth recording: the next update walks and hashes
@@ -105,12 +106,14 @@ class GitSnapshot:
     dirty: list[str]  # paths not clean at that moment
     taken_ns: int  # wall clock (time.time_ns) just before git was asked
 
-    def manifest_fields(self) -> dict[str, Any]:
-        return {
-            "source_commit": self.commit,
-            "source_dirty": self.dirty,
-            "source_checked_ns": self.taken_ns,
-        }
+    def recorded_in(self, manifest: Manifest) -> Manifest:
+        """``manifest`` noting this snapshot, for the next update's ``vouched_since``."""
+        return replace(
+            manifest,
+            source_commit=self.commit,
+            source_dirty=tuple(self.dirty),
+            source_checked_ns=self.taken_ns,
+        )
 
 
 def snapshot(root: Path) -> GitSnapshot | None:
@@ -135,21 +138,18 @@ class Vouched:
         return path in self.paths and indexed_mtime_ns < self.before_ns
 
 
-def vouched_since(
-    root: Path, manifest: Mapping[str, Any], now: GitSnapshot | None
-) -> Vouched | None:
+def vouched_since(root: Path, manifest: Manifest, now: GitSnapshot | None) -> Vouched | None:
     """What git vouches for since the update that wrote ``manifest``; None: hash as before.
 
     A path is vouched for when it is tracked, unchanged between the manifest's commit and
     ``now``'s, clean now, and was clean when the manifest's update took its snapshot.
     """
-    commit, dirty = manifest.get("source_commit"), manifest.get("source_dirty")
-    taken_ns = manifest.get("source_checked_ns")
-    if now is None or not commit or not isinstance(commit, str):
+    dirty, taken_ns = manifest.source_dirty, manifest.source_checked_ns
+    if now is None or not manifest.source_commit:
         return None
-    if not isinstance(dirty, list) or not isinstance(taken_ns, int):
+    if dirty is None or taken_ns is None:
         return None  # built before snapshots were recorded, or outside git
-    changed = _changed(root, commit, now.commit, set(now.dirty))
+    changed = _changed(root, manifest.source_commit, now.commit, set(now.dirty))
     tracked = _git(root, ["ls-files", "-z"])
     if changed is None or tracked is None:
         return None

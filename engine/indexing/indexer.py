@@ -15,7 +15,7 @@ import subprocess
 import time
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, overload
@@ -23,22 +23,20 @@ from typing import Any, overload
 from engine.chunking.chunker import CHUNKER_VERSION
 from engine.errors import IndexCorrupt, IndexIncompatible, UsageError
 from engine.index.generations import (
-    FORMAT_VERSION,
     MANIFEST,
     collect_garbage,
     current_generation,
     link_tree,
     next_generation,
     publish,
-    read_manifest,
-    write_json_atomic,
     writer_lock,
 )
 from engine.index.home import Home, RepoEntry
+from engine.index.manifest import Manifest, SignalState, read_manifest, write_manifest
 from engine.index.store import STORE_FILE, ChunkStore, FileRecord, FileRows
 from engine.index.write_failures import is_write_refused, write_failures_explained
 from engine.indexing.freshness import is_racy
-from engine.indexing.git_changes import Vouched, snapshot, vouched_since
+from engine.indexing.git_changes import GitSnapshot, Vouched, snapshot, vouched_since
 from engine.indexing.parallel_chunking import ChunkedFile, FileTask, chunk_files
 from engine.indexing.streaming import Streams
 from engine.indexing.walk import MAX_FILE_BYTES, WalkedFile, walk
@@ -95,7 +93,7 @@ class IndexReport:
     ignore_lines_skipped: int = 0  # lines of ignore files that are not valid patterns
     problems: list[str] = field(default_factory=list)
     stage_seconds: dict[str, float] = field(default_factory=dict)
-    signals: dict[str, dict[str, Any]] = field(default_factory=dict)
+    signals: dict[str, SignalState] = field(default_factory=dict)
     full_rebuild: bool = False
     up_to_date: bool = False  # nothing changed: no new generation was written
 
@@ -117,20 +115,12 @@ def source_commit(root: Path) -> str:
     return done.stdout.strip() if done.returncode == 0 else ""
 
 
-def _scanned_at_ns(manifest: Mapping[str, Any]) -> int:
-    """When the previous run scanned the tree; 0 (everything racy) when it did not say."""
-    value = manifest.get("scanned_at_ns", 0)
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-
-def _publish(
-    entry: RepoEntry, generation: Path, manifest: dict[str, Any], report: IndexReport
-) -> None:
+def _publish(entry: RepoEntry, generation: Path, manifest: Manifest, report: IndexReport) -> None:
     """Write the manifest, publish the generation and note it in the report."""
-    write_json_atomic(generation / MANIFEST, manifest)
+    write_manifest(generation, manifest)
     publish(entry.directory, generation)
     report.generation = generation.name
-    report.signals = manifest["signals"]
+    report.signals = dict(manifest.signals)
 
 
 def _add_files(
@@ -269,23 +259,25 @@ class Indexer:
 
     # --- the update itself ------------------------------------------------------------------
 
-    def _previous(self, entry: RepoEntry, full: bool) -> tuple[Path | None, dict[str, Any]]:
-        """The generation to start from and its manifest, or (None, {}) for a clean build."""
+    def _previous(self, entry: RepoEntry, full: bool) -> tuple[Path | None, Manifest]:
+        """The generation to start from and its manifest, or (None, ``Manifest()``) for a
+        clean build."""
+        clean = None, Manifest()
         if full:
-            return None, {}
+            return clean
         try:
             previous = current_generation(entry.directory)
             if previous is None:
-                return None, {}
+                return clean
             manifest = read_manifest(previous)
         except (IndexCorrupt, IndexIncompatible):
-            return None, {}  # rebuild from scratch rather than trust a broken index
-        if manifest.get("chunker_version") != CHUNKER_VERSION:
-            return None, {}
+            return clean  # rebuild from scratch rather than trust a broken index
+        if manifest.chunker_version != CHUNKER_VERSION:
+            return clean
         try:
             ChunkStore.open_readonly(previous / STORE_FILE).close()
         except IndexCorrupt:
-            return None, {}  # a missing or damaged store: rebuild rather than copy it
+            return clean  # a missing or damaged store: rebuild rather than copy it
         return previous, manifest
 
     def _update(self, entry: RepoEntry, *, full: bool) -> IndexReport:
@@ -331,7 +323,7 @@ class Indexer:
                     vouched,
                     streams,
                     Path(walked.root),
-                    _scanned_at_ns(manifest),
+                    manifest.scanned_at_ns,
                 )
                 changes.complete = previous is None
                 report.stage_seconds["read+chunk"] = time.perf_counter() - started
@@ -347,14 +339,12 @@ class Indexer:
                     store.close()
                     shutil.rmtree(generation)
                     report.generation = previous.name
-                    report.signals = dict(manifest.get("signals", {}))
+                    report.signals = dict(manifest.signals)
                     report.up_to_date = True
                     return report
-                new_manifest = self._manifest(entry, store, report)
-                new_manifest["scanned_at_ns"] = scanned_at_ns
-                if git is not None:
-                    new_manifest.update(git.manifest_fields())
-                new_manifest["signals"] = self._run_builders(
+                # Before the builders run: the problems kept are the walk's and the reader's.
+                fields = self._manifest(entry, store, report, scanned_at_ns, git)
+                states = self._run_builders(
                     [b for b in builders if not b.slow],
                     store,
                     entry,
@@ -367,9 +357,10 @@ class Indexer:
                 )
                 for builder in builders:
                     if builder.slow:
-                        new_manifest["signals"][builder.name] = self._carry_forward(
+                        states[builder.name] = self._carry_forward(
                             builder.name, generation, previous, manifest
                         )
+                new_manifest = replace(fields, signals=states)
             finally:
                 store.close()
             _publish(entry, generation, new_manifest, report)
@@ -386,23 +377,17 @@ class Indexer:
         collect_garbage(entry.directory)
         return report
 
-    def _settings_changed(
-        self, builders: Sequence[SignalBuilder], manifest: Mapping[str, Any]
-    ) -> bool:
+    def _settings_changed(self, builders: Sequence[SignalBuilder], manifest: Manifest) -> bool:
         """True when a builder was given settings other than those its signal was built with."""
-        states: Mapping[str, Any] = manifest.get("signals", {})
         return any(
-            isinstance(b, ConfiguredBuilder)
-            and b.settings_changed(states.get(b.name, {}).get("meta", {}))
+            isinstance(b, ConfiguredBuilder) and b.settings_changed(manifest.signal(b.name).meta)
             for b in builders
         )
 
-    def _all_synced(self, manifest: Mapping[str, Any]) -> bool:
+    def _all_synced(self, manifest: Manifest) -> bool:
         """True when every registered signal is built and in step with the store."""
-        states: Mapping[str, Any] = manifest.get("signals", {})
         return all(
-            states.get(name, {}).get("ready") and states.get(name, {}).get("synced", True)
-            for name in self.plugins
+            manifest.signal(name).ready and manifest.signal(name).synced for name in self.plugins
         )
 
     def _sync_store(
@@ -511,20 +496,29 @@ class Indexer:
         self.progress("chunking", total, total)
         return changes
 
-    def _manifest(self, entry: RepoEntry, store: ChunkStore, report: IndexReport) -> dict[str, Any]:
-        return {
-            "format_version": FORMAT_VERSION,
-            "chunker_version": CHUNKER_VERSION,
-            "repo": entry.slug,
-            "root": str(entry.root),
-            "built_at": datetime.now(UTC).isoformat(timespec="seconds"),
-            "source_commit": source_commit(entry.root),
-            "files": report.files_indexed,
-            "chunks": report.chunks,
-            "languages": store.language_counts(),
-            "skipped": report.skipped,
-            "problems": report.problems[:MAX_PROBLEMS],
-        }
+    def _manifest(
+        self,
+        entry: RepoEntry,
+        store: ChunkStore,
+        report: IndexReport,
+        scanned_at_ns: int,
+        git: GitSnapshot | None,
+    ) -> Manifest:
+        """Everything but the signals' states."""
+        manifest = Manifest(
+            chunker_version=CHUNKER_VERSION,
+            repo=entry.slug,
+            root=str(entry.root),
+            built_at=datetime.now(UTC).isoformat(timespec="seconds"),
+            source_commit=source_commit(entry.root),
+            files=report.files_indexed,
+            chunks=report.chunks,
+            languages=store.language_counts(),
+            skipped=report.skipped,
+            problems=tuple(report.problems[:MAX_PROBLEMS]),
+            scanned_at_ns=scanned_at_ns,
+        )
+        return git.recorded_in(manifest) if git is not None else manifest
 
     def _job(
         self,
@@ -533,14 +527,14 @@ class Indexer:
         entry: RepoEntry,
         store: ChunkStore,
         previous_dir: Path | None,
-        previous_entry: Mapping[str, Any],
+        previous_state: SignalState,
         changes: _Changes,
     ) -> BuildJob:
         incremental = (
             previous_dir is not None
             and previous_dir.is_dir()
-            and bool(previous_entry.get("ready"))
-            and bool(previous_entry.get("synced", True))
+            and previous_state.ready
+            and previous_state.synced
         )
         every_chunk = changes.added if changes.complete else None
         source = _StoreSource(store, every_chunk)
@@ -552,7 +546,7 @@ class Indexer:
             repo_root=entry.root,
             directory=directory,
             previous_dir=previous_dir if incremental else None,
-            previous_meta=dict(previous_entry.get("meta", {})) if incremental else {},
+            previous_meta=dict(previous_state.meta) if incremental else {},
             added=changes.added if incremental else list(source.iter_chunks()),
             removed_ids=changes.removed_ids if incremental else [],
             removed_paths=changes.removed_paths if incremental else [],
@@ -570,14 +564,13 @@ class Indexer:
         entry: RepoEntry,
         generation: Path,
         previous: Path | None,
-        manifest: Mapping[str, Any],
+        manifest: Manifest,
         changes: _Changes,
         report: IndexReport,
         streams: Streams | None = None,
-    ) -> dict[str, dict[str, Any]]:
+    ) -> dict[str, SignalState]:
         """Build each signal (``build``, or ``finish`` of its stream if it has one)."""
-        states: dict[str, dict[str, Any]] = {}
-        previous_signals: Mapping[str, Any] = manifest.get("signals", {})
+        states: dict[str, SignalState] = {}
         streams = streams if streams is not None else Streams()
         for builder in builders:
             directory = generation / builder.name
@@ -590,7 +583,7 @@ class Indexer:
                     entry,
                     store,
                     previous / builder.name if previous else None,
-                    previous_signals.get(builder.name, {}),
+                    manifest.signal(builder.name),
                     changes,
                 )
             started = time.perf_counter()
@@ -606,35 +599,35 @@ class Indexer:
             seconds = time.perf_counter() - started
             report.stage_seconds[builder.name] = seconds
             report.problems.extend(built.problems[:MAX_PROBLEMS])
-            states[builder.name] = {
-                "ready": built.ready,
-                "synced": built.ready,
-                "meta": built.meta,
-                "message": built.message,
-                "seconds": round(seconds, 3),
-            }
+            states[builder.name] = SignalState(
+                ready=built.ready,
+                synced=built.ready,
+                message=built.message,
+                meta=built.meta,
+                seconds=round(seconds, 3),
+            )
         return states
 
     def _carry_forward(
-        self, name: str, generation: Path, previous: Path | None, manifest: Mapping[str, Any]
-    ) -> dict[str, Any]:
+        self, name: str, generation: Path, previous: Path | None, manifest: Manifest
+    ) -> SignalState:
         """Keep a slow signal searchable (slightly stale) while it is being rebuilt."""
-        old = manifest.get("signals", {}).get(name, {})
+        old = manifest.signal(name)
         directory = generation / name
-        if previous is not None and old.get("ready") and (previous / name).is_dir():
+        if previous is not None and old.ready and (previous / name).is_dir():
             link_tree(previous / name, directory)
-            return {**old, "synced": False, "message": "updating"}
+            return replace(old, synced=False, message="updating")
         directory.mkdir()
-        return {"ready": False, "synced": False, "meta": {}, "message": "pending"}
+        return SignalState(ready=False, synced=False, message="pending")
 
     def _slow_phase(
         self,
         builders: Sequence[SignalBuilder],
         entry: RepoEntry,
         fast_generation: Path,
-        fast_manifest: dict[str, Any],
+        fast_manifest: Manifest,
         previous: Path | None,
-        manifest: Mapping[str, Any],
+        manifest: Manifest,
         changes: _Changes,
         report: IndexReport,
     ) -> None:
@@ -656,7 +649,7 @@ class Indexer:
                 )
             finally:
                 store.close()
-            new_manifest = {**fast_manifest, "signals": {**fast_manifest["signals"], **states}}
+            new_manifest = replace(fast_manifest, signals={**fast_manifest.signals, **states})
             _publish(entry, generation, new_manifest, report)
         except BaseException:
             shutil.rmtree(generation, ignore_errors=True)

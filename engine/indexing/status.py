@@ -20,20 +20,20 @@ def repo_status(home: Home, slug: str) -> dict[str, Any]:
         "repo": slug,
         "root": str(entry.root),
         "generation": generation.name,
-        "builtAt": manifest.get("built_at"),
-        "sourceCommit": manifest.get("source_commit") or None,
-        "files": manifest.get("files"),
-        "chunks": manifest.get("chunks"),
-        "languages": manifest.get("languages", {}),
-        "skipped": manifest.get("skipped", {}),
+        "builtAt": manifest.built_at or None,
+        "sourceCommit": manifest.source_commit or None,
+        "files": manifest.files,
+        "chunks": manifest.chunks,
+        "languages": dict(manifest.languages),
+        "skipped": dict(manifest.skipped),
         "signals": {
             name: {
-                "ready": bool(state.get("ready")),
-                "synced": bool(state.get("synced", state.get("ready"))),
-                "message": state.get("message", ""),
-                **{k: v for k, v in state.get("meta", {}).items() if k in ("coverage", "sources")},
+                "ready": state.ready,
+                "synced": state.synced,
+                "message": state.message,
+                **{k: v for k, v in state.meta.items() if k in ("coverage", "sources")},
             }
-            for name, state in manifest.get("signals", {}).items()
+            for name, state in manifest.signals.items()
         },
     }
     if entry.root.is_dir():
@@ -47,7 +47,7 @@ def repo_status(home: Home, slug: str) -> dict[str, Any]:
                 store.files(),
                 store.unindexed(),
                 max_file_bytes=MAX_FILE_BYTES,
-                scanned_at_ns=_scanned_at_ns(manifest),
+                scanned_at_ns=manifest.scanned_at_ns,
             )
         finally:
             store.close()
@@ -61,8 +61,3 @@ def repo_status(home: Home, slug: str) -> dict[str, Any]:
         data["changedSinceBuild"] = None
         data["warning"] = f"{entry.root} is gone"
     return data
-
-
-def _scanned_at_ns(manifest: dict[str, Any]) -> int:
-    value = manifest.get("scanned_at_ns", 0)
-    return value if isinstance(value, int) else 0

@@ -26,8 +26,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from engine.errors import EngineError, IndexCorrupt, IndexIncompatible, RepoNotFound
-from engine.index.generations import current_generation, read_manifest
+from engine.index.generations import current_generation
 from engine.index.home import Home
+from engine.index.manifest import read_manifest
 from engine.index.store import STORE_FILE, ChunkStore
 from engine.indexing.walk import walk
 

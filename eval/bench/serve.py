@@ -216,7 +216,7 @@ def index_corpus(args: argparse.Namespace, home_dir: Path, work: Path) -> None:
         f"{time.perf_counter() - started:.1f} s, all signals "
         f"({', '.join(f'{k} {v:.1f} s' for k, v in report.stage_seconds.items())})"
     )
-    print(f"  {report.signals['vector'].get('message', '')}" if "vector" in report.signals else "")
+    print(f"  {report.signals['vector'].message}" if "vector" in report.signals else "")
 
 
 def main(argv: list[str] | None = None) -> None:

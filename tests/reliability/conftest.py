@@ -15,8 +15,8 @@ import pytest
 from click.testing import CliRunner
 
 from cli.main import main
-from engine.index.generations import read_manifest
 from engine.index.home import Home
+from engine.index.manifest import read_manifest
 from engine.index.opening import open_index
 from engine.index.store import STORE_FILE, ChunkStore
 from engine.indexing.indexer import Indexer, IndexReport
@@ -131,9 +131,9 @@ def generation_ranking(
     store = ChunkStore.open_readonly(generation / STORE_FILE)
     opened: dict[str, Signal] = {}
     for name, plugin in registry.plugins().items():
-        state = manifest["signals"].get(name, {})
-        if state.get("ready") and (signals is None or name in signals):
-            opened[name] = plugin.open(generation / name, state["meta"], OpenOptions(Path()))
+        state = manifest.signal(name)
+        if state.ready and (signals is None or name in signals):
+            opened[name] = plugin.open(generation / name, state.meta, OpenOptions(Path()))
     searcher = Searcher("toy", store, opened)
     try:
         results = searcher.search(text, limit=limit).results

@@ -21,8 +21,9 @@ import orjson
 import pytest
 
 from cli.serve.indexes import IndexCache
-from engine.index.generations import current_generation, read_manifest, writer_lock
+from engine.index.generations import current_generation, writer_lock
 from engine.index.home import Home
+from engine.index.manifest import read_manifest
 from engine.index.opening import open_index
 from engine.index.store import STORE_FILE, ChunkStore
 from engine.search.searcher import Searcher
@@ -166,9 +167,9 @@ def generation_answers(generation: Path) -> dict[str, tuple[Answer, tuple[str, .
     store = ChunkStore.open_readonly(generation / STORE_FILE)
     signals: dict[str, Signal] = {}
     for name, plugin in registry.plugins().items():
-        state = manifest["signals"].get(name, {})
-        if state.get("ready"):
-            signals[name] = plugin.open(generation / name, state["meta"], OpenOptions(Path()))
+        state = manifest.signal(name)
+        if state.ready:
+            signals[name] = plugin.open(generation / name, state.meta, OpenOptions(Path()))
     searcher = Searcher("toy", store, signals)
     try:
         return {text: answer(searcher, text) for text in QUERIES}

@@ -100,7 +100,7 @@ def patch_manifest(monkeypatch: pytest.MonkeyPatch) -> None:
     from engine.index.generations import write_json_atomic
 
     monkeypatch.setattr(
-        "engine.indexing.indexer.write_json_atomic",
+        "engine.index.manifest.write_json_atomic",
         fail_on_call(1, lambda: disk_full("manifest.json"), write_json_atomic),
     )
 

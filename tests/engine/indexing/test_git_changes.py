@@ -5,14 +5,16 @@ import shutil
 import subprocess
 import time
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 import engine.indexing.indexer
-from engine.index.generations import current_generation, read_manifest
+from engine.index.generations import current_generation
 from engine.index.home import Home
+from engine.index.manifest import Manifest, read_manifest
 from engine.index.store import STORE_FILE, ChunkStore
 from engine.indexing.git_changes import (
     SNAPSHOT_SLACK_NS,
@@ -105,7 +107,7 @@ def test_vouched_paths_exclude_changes_and_what_was_dirty(repo: Path) -> None:
     write(repo, "e.py", function("e2"))  # dirty when the index is built
     then = snapshot(repo)
     assert then is not None and then.dirty == ["e.py"]
-    manifest = then.manifest_fields()
+    manifest = then.recorded_in(Manifest())
     write(repo, "e.py", function("e"))  # reverted since: clean now, but indexed dirty
     write(repo, "b.py", function("b2"))  # changed since
     touch(repo, "a.py")
@@ -116,8 +118,8 @@ def test_vouched_paths_exclude_changes_and_what_was_dirty(repo: Path) -> None:
     assert vouched.covers("a.py", old_mtime)
     # A file modified near or after the snapshot may have been read with other content.
     assert not vouched.covers("a.py", then.taken_ns - SNAPSHOT_SLACK_NS // 2)
-    assert vouched_since(repo, {**manifest, "source_commit": "f" * 40}, snapshot(repo)) is None
-    assert vouched_since(repo, {"source_commit": then.commit}, snapshot(repo)) is None
+    assert vouched_since(repo, replace(manifest, source_commit="f" * 40), snapshot(repo)) is None
+    assert vouched_since(repo, Manifest(source_commit=then.commit), snapshot(repo)) is None
 
 
 # --- the indexer's git path --------------------------------------------------------------
@@ -162,7 +164,7 @@ def test_git_path_and_walk_path_converge(repo: Path, tmp_path: Path, read_paths:
     home = Home(tmp_path / "home")
     index(home, repo)
     manifest = read_manifest(current_generation(home.get("repo").directory))  # type: ignore[arg-type]
-    assert manifest["source_dirty"] == [".engineignore", "e.py"]
+    assert manifest.source_dirty == (".engineignore", "e.py")
 
     write(repo, "a.py", function("a2"))
     git(repo, "commit", "-qm", "a", "--", "a.py")

@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 
 from engine.errors import IndexBusy, RepoNotFound, UsageError
-from engine.index.generations import current_generation, read_manifest, writer_lock
+from engine.index.generations import current_generation, writer_lock
 from engine.index.home import Home
+from engine.index.manifest import read_manifest
 from engine.index.opening import open_index
 from engine.index.store import STORE_FILE, ChunkStore
 from engine.indexing.indexer import Indexer
@@ -85,8 +86,8 @@ def test_index_then_query(repo: Path, home: Home) -> None:
     assert report.skipped["binary"] == 1
     assert search(home, "greet")[0] == ("toy/greeter.py", 10, 11, "toy.greeter.Greeter.greet")
     manifest = read_manifest(current_generation(home.repo_dir("toy")))  # type: ignore[arg-type]
-    assert manifest["files"] == 3
-    assert manifest["signals"]["lexical"]["ready"]
+    assert manifest.files == 3
+    assert manifest.signal("lexical").ready
 
 
 def test_incremental_reindex_touches_only_changed_files(repo: Path, home: Home) -> None:

@@ -12,8 +12,9 @@ from typing import Any
 import pytest
 
 from engine.errors import EngineError
-from engine.index.generations import current_generation, read_manifest
+from engine.index.generations import current_generation
 from engine.index.home import Home
+from engine.index.manifest import read_manifest
 from engine.index.store import STORE_FILE, ChunkStore
 from engine.indexing.indexer import Indexer
 from engine.signal import (
@@ -113,7 +114,7 @@ def test_a_first_build_streams_every_chunk_in_id_order_with_its_analysis(
     analyses = [a for _, batch in stream.batches for a in batch]
     assert analyses == [c.text.split("\n")[0] for c in streamed]
     assert (generation / "recording" / "done").is_file()
-    assert report.signals["recording"]["meta"] == {"streamed": True}
+    assert report.signals["recording"].meta == {"streamed": True}
 
     write(repo, "toy/extra.py", "def extra():\n    return 3\n")
     indexer(home, builder).reindex("toy")
@@ -127,13 +128,13 @@ def test_a_failing_stream_fails_its_signal_only(repo: Path, tmp_path: Path) -> N
     report = indexer(home, builder).index("toy", repo)
     assert builder.streams[0].aborted
     state = report.signals["recording"]
-    assert state["ready"] is False
-    assert state["message"] == "failed: ValueError: stream broke"
+    assert state.ready is False
+    assert state.message == "failed: ValueError: stream broke"
     assert "recording signal: failed: ValueError: stream broke" in report.problems
     generation = current_generation(home.repo_dir("toy"))
     assert generation is not None
     assert list((generation / "recording").iterdir()) == []
-    assert read_manifest(generation)["signals"]["lexical"]["ready"] is True
+    assert read_manifest(generation).signal("lexical").ready is True
 
 
 @pytest.mark.parametrize(
