@@ -83,7 +83,22 @@ def printable(text: str) -> str:
     characters become Python-style escapes (``\\n``, ``\\x1b``), so that a file named with a
     newline cannot split a line or a terminal escape restyle the screen. ``--json`` keeps the
     exact text."""
-    return _UNPRINTABLE.sub(lambda match: repr(match.group())[1:-1], text)
+    return _UNPRINTABLE.sub(_escaped, text)
+
+
+# The same set less tab and newline, and less a carriage return that ends a line (CRLF files).
+_UNPRINTABLE_IN_CODE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029]|\r(?!\n)")
+
+
+def printable_code(text: str) -> str:
+    """Indexed code (a snippet, a Markdown context) for a terminal: like ``printable``, but
+    tabs and line breaks stay as they are, since they are the code's layout. An ``ESC[2J`` or
+    an OSC title in a file is shown as ``\\x1b[2J``, never sent to the terminal."""
+    return _UNPRINTABLE_IN_CODE.sub(_escaped, text)
+
+
+def _escaped(match: re.Match[str]) -> str:
+    return repr(match.group())[1:-1]
 
 
 def print_response(response: SearchResponse, *, explain: bool = False) -> None:
@@ -115,7 +130,7 @@ def print_response(response: SearchResponse, *, explain: bool = False) -> None:
         lines = r.content.splitlines()
         for offset, line in enumerate(lines[:SNIPPET_LINES]):
             number_col = click.style(f"{r.start_line + offset:>6} ", dim=True)
-            click.echo(f"{number_col}{line}")
+            click.echo(f"{number_col}{printable_code(line)}")
         if len(lines) > SNIPPET_LINES:
             click.echo(click.style(f"       … {len(lines) - SNIPPET_LINES} more lines", dim=True))
         click.echo()

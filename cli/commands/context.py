@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from cli.invocation import errors_reported
-from cli.output import dumps
+from cli.output import dumps, printable_code
 from engine.index.home import Home, engine_home, validate_slug
 
 
@@ -71,4 +71,4 @@ def context(
             )
         finally:
             opened.close()
-        click.echo(dumps(data) if as_json else context_markdown(data), nl=as_json)
+        click.echo(dumps(data) if as_json else printable_code(context_markdown(data)), nl=as_json)

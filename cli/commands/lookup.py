@@ -7,7 +7,7 @@ from typing import Any
 import click
 
 from cli.invocation import Invocation, errors_reported, json_option, plugins
-from cli.output import dumps, location_json, printable
+from cli.output import dumps, location_json, printable, printable_code
 from engine.index.home import Home, validate_slug
 from engine.signal import OpenOptions, SignalPlugin
 
@@ -55,7 +55,7 @@ def _print_lookup(slug: str, text: str, limit: int, as_json: bool, *, references
             name = click.style(printable(item["symbolName"]), fg="green")
             click.echo(f"{where}  {name}  {role}{inside}")
             if item["role"] == "reference" and item["content"]:
-                click.echo(f"    {item['content'].strip()}")
+                click.echo(f"    {printable_code(item['content'].strip())}")
 
 
 @click.command()
