@@ -2,13 +2,17 @@
 engine's errors to ``{"error": ...}`` or a red line and exit code 1.
 
 Every command reports failures through ``errors_reported``; only this module picks the exit
-code for them.
+code for them. ``CommandLine``, the root group, sends click's own usage errors under
+``--json`` and a stdout that refuses writes through the same mapping.
 """
 
 from __future__ import annotations
 
+import errno
 import functools
+import os
 import sys
+import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, NoReturn
@@ -58,6 +62,60 @@ def errors_reported(as_json: bool, *, interrupted: str | None = INTERRUPTED) -> 
         if interrupted is None:
             raise
         fail(interrupted, as_json)
+
+
+class CommandLine(click.Group):
+    """The root command: click's usage errors (``--limit 0``) become ``{"error": ...}`` and exit
+    code 1 under ``--json``, as the engine's errors do; a stdout that refuses writes (a full
+    disk, ``> /dev/full``, a closed pipe) is one line on stderr and exit code 1."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        # Noted before parsing: a usage error is raised while parsing, before the command has
+        # its own --json flag to go by.
+        words = args[: args.index("--")] if "--" in args else args
+        ctx.meta[_AS_JSON] = "--json" in words
+        return super().parse_args(ctx, args)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except click.ClickException as exc:
+            if not ctx.meta.get(_AS_JSON):
+                raise  # click shows the usage text and exits with 2
+            where = exc.ctx if isinstance(exc, click.UsageError) else None
+            hint = f" (see {where.command_path} --help)" if where is not None else ""
+            fail(f"{exc.format_message()}{hint}", as_json=True)
+        except OSError as exc:
+            if exc.errno not in _REFUSED_WRITES or not _raised_by_echo(exc):
+                raise
+            _silence_stdout()
+            reason = os.strerror(exc.errno) if exc.errno else str(exc)
+            click.echo(f"error: cannot write the output: {reason}", err=True)
+            sys.exit(EXIT_ERROR)
+
+
+_AS_JSON = "engine.as_json"
+_REFUSED_WRITES = {errno.ENOSPC, errno.EPIPE, errno.EIO, errno.EFBIG, errno.EDQUOT, errno.EBADF}
+
+
+def _raised_by_echo(exc: OSError) -> bool:
+    """Whether ``exc`` is the output refusing a write: every line the CLI prints goes through
+    ``click.echo``; the engine's own refused writes arrive as an ``EngineError``."""
+    return any(
+        frame.f_code is click.echo.__code__ for frame, _ in traceback.walk_tb(exc.__traceback__)
+    )
+
+
+def _silence_stdout() -> None:
+    """Point fd 1 at /dev/null, so the interpreter's last flush of what stdout holds cannot
+    print a second error (``Exception ignored ...``) and change the exit code to 120."""
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):
+        return  # not a real file (CliRunner's capture): nothing to flush at exit
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, fd)
+    os.close(null)
 
 
 def json_option(func: Callable[..., Any]) -> Callable[..., Any]:

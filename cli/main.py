@@ -21,9 +21,10 @@ from cli.commands.serve import serve
 from cli.commands.status import status
 from cli.commands.verify import verify
 from cli.commands.watch import watch
+from cli.invocation import CommandLine
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=CommandLine, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="engine")
 def main() -> None:
     """Local-first code search: lexical, vector and symbol signals, fused."""
