@@ -5,7 +5,9 @@ debug level, so a client that sent a broken request would wait for an answer for
 every line is checked first; a bad one gets a JSON-RPC error (``-32700`` parse error or
 ``-32600`` invalid request, with the request's id when it has a readable one) written
 through the SDK's own writer, so replies never interleave. The SDK keeps everything else:
-framing and shutdown at end of input.
+framing and shutdown at end of input. A line longer than ``MAX_LINE_BYTES`` is answered with
+a parse error as soon as it passes the bound, and the rest of it is dropped unread into any
+buffer: a runaway client cannot make the server hold (or re-scan) an unbounded line.
 
 ``claim_stdio`` is called first thing, before any engine or model import: it keeps private
 copies of the two pipes and points fd 1 at stderr and fd 0 at /dev/null, so nothing printed
@@ -21,7 +23,6 @@ a terminal, and files cannot be polled).
 
 from __future__ import annotations
 
-import codecs
 import logging
 import os
 import stat
@@ -32,6 +33,7 @@ from io import TextIOWrapper
 from typing import Any, BinaryIO, cast
 
 import anyio
+import anyio.to_thread
 import orjson
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
@@ -48,6 +50,29 @@ from pydantic import ValidationError
 log = logging.getLogger(__name__)
 
 MAX_LOGGED_CHARS = 200
+# The longest message line accepted. The largest real request (a search's arguments) is a few
+# KiB; the bound is far above it and keeps one line from holding the loop (20 MB took 21 s).
+MAX_LINE_BYTES = 4 << 20
+
+
+@dataclass(frozen=True)
+class LineTooLong:
+    """In place of a line that passed ``MAX_LINE_BYTES``: it is answered, never parsed."""
+
+
+LINE_TOO_LONG = LineTooLong()
+
+
+def overlong_error() -> JSONRPCError:
+    return JSONRPCError(
+        jsonrpc=JSONRPC_VERSION,
+        id=None,
+        error=ErrorData(
+            code=PARSE_ERROR,
+            message=f"Parse error: a message line longer than {MAX_LINE_BYTES >> 20} MiB was "
+            "dropped; send one JSON-RPC message per line",
+        ),
+    )
 
 
 def rejection(line: str) -> JSONRPCError | None:
@@ -91,13 +116,17 @@ class _CheckedLines:
 
     async def __aiter__(self) -> AsyncIterator[str]:
         async for line in self._source:
-            if not line.strip():
+            if isinstance(line, LineTooLong):
+                error = overlong_error()
+                log.warning("answered a line longer than %d bytes with an error", MAX_LINE_BYTES)
+            elif not line.strip():
                 continue  # a blank line is framing noise, not a message
-            error = rejection(line)
-            if error is None:
+            elif (found := rejection(line)) is None:
                 yield line
                 continue
-            log.warning("answered a malformed message with an error: %.*r", MAX_LOGGED_CHARS, line)
+            else:
+                error = found
+                log.warning("answered a malformed message: %.*r", MAX_LOGGED_CHARS, line)
             if self._replies is not None:
                 await self._replies.send(SessionMessage(error))
 
@@ -133,7 +162,8 @@ class PipeLines:
     """The lines of a pipe, read from the event loop without a worker thread.
 
     Each yielded line keeps its newline (as a text file's would); undecodable bytes become
-    U+FFFD; a last line without a newline is yielded at end of input.
+    U+FFFD; a last line without a newline is yielded at end of input; a line that passes
+    ``MAX_LINE_BYTES`` is ``LINE_TOO_LONG``, once, and its bytes up to its newline are dropped.
     """
 
     def __init__(self, stream: BinaryIO) -> None:
@@ -141,23 +171,54 @@ class PipeLines:
         self._stream = stream  # keeps the descriptor open
         os.set_blocking(self._fd, False)
 
-    async def __aiter__(self) -> AsyncIterator[str]:
-        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        pending = ""
+    async def __aiter__(self) -> AsyncIterator[str | LineTooLong]:
+        pending = bytearray()  # the line so far; split as bytes, since b"\n" never occurs
+        dropping = False  # inside an overlong line, until its newline
         while True:
             await anyio.wait_readable(self._fd)
             try:
                 data = os.read(self._fd, READ_SIZE)
             except BlockingIOError:
                 continue  # woken without data: wait again
-            pending += decoder.decode(data, final=not data)
-            *lines, pending = pending.split("\n")
-            for line in lines:
-                yield line + "\n"
+            start = 0
+            while start < len(data):
+                end = data.find(b"\n", start)
+                stop = len(data) if end == -1 else end + 1
+                if dropping:
+                    dropping = end == -1
+                else:
+                    pending += data[start:stop]
+                    if len(pending) > MAX_LINE_BYTES:
+                        pending.clear()
+                        dropping = end == -1
+                        yield LINE_TOO_LONG
+                    elif end != -1:
+                        yield pending.decode("utf-8", errors="replace")
+                        pending.clear()
+                start = stop
             if not data:
                 if pending:
-                    yield pending
+                    yield pending.decode("utf-8", errors="replace")
                 return
+
+
+class FileLines:
+    """The lines of a terminal or a regular file, read in a worker thread with the same bound
+    and the same items as ``PipeLines``."""
+
+    def __init__(self, stream: BinaryIO) -> None:
+        self._stream = stream
+
+    async def __aiter__(self) -> AsyncIterator[str | LineTooLong]:
+        while line := await anyio.to_thread.run_sync(self._stream.readline, MAX_LINE_BYTES + 1):
+            if len(line) <= MAX_LINE_BYTES:
+                yield line.decode("utf-8", errors="replace")
+                continue
+            yield LINE_TOO_LONG
+            while not line.endswith(b"\n"):  # drop the rest of it, a read at a time
+                line = await anyio.to_thread.run_sync(self._stream.readline, READ_SIZE)
+                if not line:
+                    return
 
 
 class PipeWriter:
@@ -185,11 +246,7 @@ class PipeWriter:
 @asynccontextmanager
 async def checked_stdio(wire: StdioWire) -> AsyncIterator[tuple[Any, Any]]:
     """``stdio_server()`` over ``wire``, answering malformed lines instead of dropping them."""
-    source: Any
-    if pollable(wire.stdin):
-        source = PipeLines(wire.stdin)
-    else:
-        source = anyio.wrap_file(TextIOWrapper(wire.stdin, encoding="utf-8", errors="replace"))
+    source = PipeLines(wire.stdin) if pollable(wire.stdin) else FileLines(wire.stdin)
     stdout: Any
     if pollable(wire.stdout):
         stdout = PipeWriter(wire.stdout)

@@ -10,7 +10,7 @@ from typing import BinaryIO
 import anyio
 import pytest
 
-from cli.serve.transport import PipeLines, PipeWriter, pollable, rejection
+from cli.serve.transport import LineTooLong, PipeLines, PipeWriter, pollable, rejection
 
 PARSE_ERROR, INVALID_REQUEST = -32700, -32600
 PROJECT_ROOT = Path(__file__).resolve().parents[3]
@@ -77,7 +77,7 @@ def _pipe() -> tuple[BinaryIO, BinaryIO]:
     return os.fdopen(read_fd, "rb"), os.fdopen(write_fd, "wb")
 
 
-async def _lines(reader: BinaryIO) -> list[str]:
+async def _lines(reader: BinaryIO) -> list[str | LineTooLong]:
     return [line async for line in PipeLines(reader)]
 
 
@@ -85,9 +85,9 @@ def test_pipe_lines_split_and_decode_across_reads() -> None:
     reader, writer = _pipe()
     snowman = "☃".encode()
 
-    async def main() -> list[str]:
+    async def main() -> list[str | LineTooLong]:
         async with anyio.create_task_group() as group:
-            found: list[str] = []
+            found: list[str | LineTooLong] = []
 
             async def read() -> None:
                 found.extend(await _lines(reader))
@@ -121,6 +121,7 @@ def test_pipe_writer_waits_while_the_pipe_is_full() -> None:
     async def main() -> None:
         async def drain() -> None:
             async for line in PipeLines(reader):
+                assert isinstance(line, str)
                 received.extend(line.encode())
 
         async with anyio.create_task_group() as group:
