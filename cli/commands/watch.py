@@ -15,7 +15,7 @@ import click
 from cli.invocation import fail
 from cli.output import dumps, printable
 from engine.errors import EngineError, RepoNotFound
-from engine.index.home import Home, engine_home, slug_from_folder, validate_slug
+from engine.index.home import Home, engine_home, validate_slug
 
 
 def _emit(data: dict[str, Any], line: str, as_json: bool) -> None:
@@ -26,21 +26,43 @@ def _emit(data: dict[str, Any], line: str, as_json: bool) -> None:
 
 
 def _resolve(home: Home, repo: str, slug: str | None) -> tuple[str, Path | None]:
-    """The slug to watch, and the folder to index first when ``repo`` is a new folder."""
-    if slug is None:
-        try:
-            validate_slug(repo)
-            home.get(repo)
-            return repo, None
-        except EngineError:
-            pass  # not an indexed repository's name: maybe a folder
+    """The slug to watch, and the folder to index first when ``--name`` asks for a new one.
+
+    REPO is validated like every slug argument: an indexed repository's name, or the folder
+    of one. Indexing a folder that is not indexed yet takes ``--name``, so that a mistyped
+    name or a path like ``../../etc`` never starts indexing whatever folder it points at.
+    """
     folder = Path(repo)
-    if not folder.is_dir():
-        if slug is None and not folder.exists():
-            home.get(validate_slug(repo))  # raises the "no index for ..." error with its fix
-        raise RepoNotFound(f"{repo} is not a folder — give an indexed repository's name or a path")
-    name = validate_slug(slug) if slug else slug_from_folder(folder.resolve())
-    return name, folder
+    if slug is not None:
+        if not folder.is_dir():
+            raise RepoNotFound(f"{repo} is not a folder — --name names the index of a folder")
+        return validate_slug(slug), folder
+    if _is_slug(repo):
+        try:
+            return home.get(repo).slug, None  # a name wins over a folder of the same name
+        except RepoNotFound:
+            pass
+    if folder.is_dir():
+        root = folder.resolve()
+        for entry in home.list():
+            if entry.root.resolve() == root:
+                return entry.slug, None
+        raise RepoNotFound(
+            f"{repo} is a folder that is not indexed — to index and watch it, give it a "
+            f"name: engine watch {repo} --name NAME (or run engine index {repo} first)"
+        )
+    if folder.exists():
+        raise RepoNotFound(f"{repo} is not a folder — give an indexed repository's name or folder")
+    home.get(validate_slug(repo))  # raises the "no index for ..." error with its fix
+    return repo, None
+
+
+def _is_slug(text: str) -> bool:
+    try:
+        validate_slug(text)
+    except EngineError:
+        return False
+    return True
 
 
 def _updated(slug: str, event: Any, as_json: bool) -> None:
@@ -72,7 +94,9 @@ def _updated(slug: str, event: Any, as_json: bool) -> None:
 
 @click.command()
 @click.argument("repo")
-@click.option("--name", "slug", help="Index name when REPO is a folder not yet indexed.")
+@click.option(
+    "--name", "slug", help="Index REPO, a folder, under this name first (required when new)."
+)
 @click.option(
     "--quiet-period",
     "quiet_s",
@@ -106,7 +130,10 @@ def watch(
     max_delay_s: float,
     as_json: bool,
 ) -> None:
-    """Keep the index of REPO (a name or a folder) current as files change, until Ctrl-C."""
+    """Keep the index of REPO current as files change, until Ctrl-C.
+
+    REPO is an indexed repository's name or its folder; a folder not indexed yet needs
+    --name, and is indexed first."""
     from engine.indexing.indexer import Indexer
     from engine.indexing.walk import MAX_FILE_BYTES
     from engine.indexing.watch import Watcher, WatchEvent, WatchOptions, indexed_state, tree_state

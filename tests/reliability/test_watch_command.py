@@ -172,3 +172,38 @@ def test_watch_command_errors(home: Home, repo: Path, args: tuple[str, ...], mes
     result = CliRunner().invoke(watch, [*(a.format(repo=repo) for a in args), "--json"])
     assert result.exit_code == 1
     assert message in orjson.loads(result.stdout)["error"]
+
+
+def test_watch_of_a_folder_not_indexed_needs_a_name_and_indexes_nothing(
+    home: Home, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``engine watch ../../etc`` (issue 15): a path is not taken as a folder to index unless
+    ``--name`` says so; before, it indexed whatever folder it pointed at."""
+    from click.testing import CliRunner
+
+    from cli.commands.watch import watch
+
+    outside = tmp_path / "outside" / "etc"
+    write(outside, "passwd.py", "ROOT = 0\n")
+    monkeypatch.chdir(tmp_path / "outside")
+
+    def stop_at_once(self: object, on_event: object) -> None:
+        raise KeyboardInterrupt  # if a watch starts after all, the test ends instead of hanging
+
+    monkeypatch.setattr("engine.indexing.watch.Watcher.run", stop_at_once)
+    for given in ("../outside/etc", str(outside), "etc"):
+        result = CliRunner().invoke(watch, [given, "--json"])
+        assert result.exit_code == 1, result.output
+        error = orjson.loads(result.stdout)["error"]
+        assert "is a folder that is not indexed" in error
+        assert f"engine watch {given} --name NAME" in error
+    assert home.list() == []
+    assert not home.repos_dir.exists() or not any(home.repos_dir.iterdir())
+
+
+def test_watch_accepts_an_indexed_repository_by_its_folder(home: Home, indexed: Path) -> None:
+    from cli.commands.watch import _resolve
+
+    assert _resolve(home, str(indexed), None) == ("toy", None)
+    assert _resolve(home, "toy", None) == ("toy", None)
+    assert _resolve(home, str(indexed), "other") == ("other", indexed)
