@@ -194,3 +194,7 @@ class SignalPlugin:
     make_builder: Callable[[IndexOptions], SignalBuilder]
     open: SignalOpener
     analyze: ChunkAnalyzer | None = None
+    # Rejects what the user chose for this signal (a --model folder that is not a model)
+    # before anything is written: raises UsageError with the fix. A signal that merely cannot
+    # run (its library missing) is not an error here; its builder reports it.
+    check_options: Callable[[IndexOptions], None] | None = None

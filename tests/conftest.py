@@ -7,6 +7,7 @@ tests; here the vector signal embeds with the hashing fake instead.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -45,7 +46,7 @@ def fake_plugins() -> dict[str, SignalPlugin]:
         # The fake model is never the configured one; that mismatch is tested on its own.
         return _NoMismatchWarning(vector.open(directory, meta, options))
 
-    plugins["vector"] = SignalPlugin(vector.name, vector_builder, vector_open)
+    plugins["vector"] = dataclasses.replace(vector, make_builder=vector_builder, open=vector_open)
     return plugins
 
 

@@ -78,7 +78,11 @@ def index(
             embed_precision=embed_precision,
             document_tokens=document_tokens,
         )
-        indexer = Indexer(run.home, plugins(), options, progress)
+        registered = plugins()
+        for plugin in registered.values():  # a bad --model or --scip, before anything is written
+            if plugin.check_options is not None:
+                plugin.check_options(options)
+        indexer = Indexer(run.home, registered, options, progress)
         report = indexer.index(name, path, wait=wait, full=full)
         progress.finish()
         print_report(report, as_json)

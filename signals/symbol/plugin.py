@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from engine.errors import UsageError
 from engine.signal import IndexOptions, OpenOptions, Signal, SignalBuilder, SignalPlugin
 from engine.types import SYMBOL
 
@@ -23,4 +24,22 @@ def _open(directory: Path, meta: Mapping[str, Any], options: OpenOptions) -> Sig
     return SymbolSignal.open(directory)
 
 
-PLUGIN = SignalPlugin(name=SYMBOL, make_builder=_builder, open=_open)
+def _check_options(options: IndexOptions) -> None:
+    """A ``--scip`` file must be a SCIP index with documents: otherwise it would be left out
+    with a problem line, and the symbol signal built from tree-sitter alone. The file is read
+    twice (here and by the builder); what matters is failing before anything is written."""
+    if options.scip_file is None:
+        return
+    from scip.errors import ScipError
+    from scip.reader import read_index
+
+    fix = "give an index.scip written by a SCIP indexer (e.g. scip-python), or leave --scip out"
+    try:
+        index = read_index(options.scip_file)
+    except ScipError as exc:
+        raise UsageError(f"--scip: {exc} — {fix}") from None
+    if index.is_empty:
+        raise UsageError(f"--scip: {options.scip_file} holds no documents — {fix}")
+
+
+PLUGIN = SignalPlugin(name=SYMBOL, make_builder=_builder, open=_open, check_options=_check_options)

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from engine.errors import SignalUnavailable, UsageError
 from engine.signal import IndexOptions, OpenOptions, Signal, SignalBuilder, SignalPlugin
 from engine.types import VECTOR
 
@@ -26,4 +27,19 @@ def open_signal(directory: Path, meta: Mapping[str, Any], options: OpenOptions) 
     return open_vector_signal(directory, meta, options)
 
 
-PLUGIN = SignalPlugin(name=VECTOR, make_builder=make_builder, open=open_signal)
+def check_options(options: IndexOptions) -> None:
+    """A ``--model`` folder must hold a model: otherwise the index would be built with the
+    vector signal off, which the user did not ask for."""
+    if options.model is None:
+        return  # the bundled model: when it is missing, the builder says how to install it
+    from signals.vector.model import resolve_model
+
+    try:
+        resolve_model(options.model)
+    except SignalUnavailable as exc:
+        raise UsageError(f"--model: {exc}") from None
+
+
+PLUGIN = SignalPlugin(
+    name=VECTOR, make_builder=make_builder, open=open_signal, check_options=check_options
+)
