@@ -172,14 +172,22 @@ def test_defs_and_refs(env: Path) -> None:
     )
 
 
-def test_index_with_bad_scip_file_still_indexes(env: Path, tmp_path: Path) -> None:
+def test_a_bad_scip_file_given_is_an_error_and_a_bad_repo_index_a_problem(
+    env: Path, tmp_path: Path
+) -> None:
+    # The user asked for this file (issue 15): refused, nothing built.
     broken = tmp_path / "broken.scip"
     broken.write_bytes(b"\x0a\xff\xff garbage")
     code, out = run("index", str(env), "--name", "toy", "--scip", str(broken), "--json")
+    assert code == 1
+    assert "--scip: " in json.loads(out)["error"]
+    # One found in the repository is only a source among others: a problem line.
+    (env / "index.scip").write_bytes(b"\x0a\xff\xff garbage")
+    code, out = run("index", str(env), "--name", "toy", "--json")
     assert code == 0
     report = json.loads(out)
     assert report["signals"]["symbol"]["ready"] is True
-    assert any("broken.scip" in p for p in report["problems"])
+    assert any("index.scip" in p for p in report["problems"])
 
 
 def test_budget_packs_and_reports_tokens(env: Path) -> None:
