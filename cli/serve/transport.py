@@ -82,7 +82,7 @@ def rejection(line: str) -> JSONRPCError | None:
     except ValidationError:
         pass
     else:
-        return None
+        return None if _id_is_valid(line) else _invalid_id()
     try:
         data = orjson.loads(line)
     except orjson.JSONDecodeError as exc:
@@ -100,6 +100,29 @@ def rejection(line: str) -> JSONRPCError | None:
             code=INVALID_REQUEST,
             message='Invalid Request: expected one JSON-RPC 2.0 object per line, with "jsonrpc": '
             '"2.0" and a string "method" (and an "id" for a request)',
+        ),
+    )
+
+
+def _id_is_valid(line: str) -> bool:
+    """Whether a request's ``id`` is a string or an integer. The SDK's models take a request
+    whose id is null, a float, a bool, a list or an object for a notification (extra fields
+    are allowed) and never answer it; JSON-RPC wants an Invalid Request error for it."""
+    data = orjson.loads(line)
+    if not isinstance(data, dict) or "method" not in data or "id" not in data:
+        return True
+    found = data["id"]
+    return isinstance(found, str | int) and not isinstance(found, bool)
+
+
+def _invalid_id() -> JSONRPCError:
+    return JSONRPCError(
+        jsonrpc=JSONRPC_VERSION,
+        id=None,
+        error=ErrorData(
+            code=INVALID_REQUEST,
+            message='Invalid Request: a request\'s "id" must be a string or an integer '
+            "(leave it out for a notification)",
         ),
     )
 
