@@ -1,7 +1,9 @@
-"""What happens to fused results before they are shown: priors, de-duplication, diversity.
+"""What happens to fused results before they are shown: factors, de-duplication, diversity.
 
-- **Priors** scale a result's fused score by what its path says: test files, generated and
-  vendored code rank below implementation code unless the caller asks for them.
+- **Factors** multiply each fused score, in order: the prior of its path and kind
+  (``priors``), definition first (``definitions``), then, for each file's best chunk, path
+  and file evidence (``path_evidence``, ``file_evidence``). The product is divided by the
+  largest one the features can give, so scores stay in [0, 1].
 - **De-duplication**: a result overlapping a better one in the same file (a method inside
   its class's chunk, neighbouring windows) is dropped; identical code in several files is
   shown once, listing the other paths.
