@@ -40,10 +40,10 @@ from engine.context.assembly import (
 from engine.search.budget import TokenCounter, pack
 from engine.search.ranking.options import RankingOptions
 from engine.search.searcher import ChunkReader
+from engine.search.tokens import agent_counter
 from engine.types import SearchResponse
 from eval.dataset import EvalQuery, Target, load_dataset
 from eval.metrics import mean
-from signals.vector.tokens import bundled_counter
 
 DEFAULT_BUDGETS = (1000, 2000, 4000)
 
@@ -131,7 +131,7 @@ def evaluate(
     All three read one search per query."""
     from eval.dataset import resolve_symbols
 
-    count, tokenizer = counter or bundled_counter()
+    count, tokenizer = counter or agent_counter()
     deep_name = f"search@{deep_limit}"
     scores: dict[int, dict[str, Scores]] = {
         b: {

@@ -48,10 +48,10 @@ def context(
         from engine.context.markdown import context_markdown
         from engine.errors import UsageError
         from engine.index.opening import open_index
+        from engine.search.tokens import agent_counter
         from engine.signal import OpenOptions
         from signals import registry
         from signals.symbol.resolver import SymbolResolver
-        from signals.vector.tokens import bundled_counter
 
         if as_json and as_markdown:
             raise UsageError("choose one of --json and --markdown")
@@ -64,7 +64,7 @@ def context(
                 SymbolResolver,
                 text,
                 budget_tokens,
-                counter=bundled_counter(),
+                counter=agent_counter(),
                 expansion_share=expansion_share,
                 include_tests=include_tests,
                 limit=limit,

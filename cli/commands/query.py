@@ -160,9 +160,9 @@ def query(
         packing = None
         if budget is not None:
             from engine.search.budget import pack
-            from signals.vector.tokens import bundled_counter
+            from engine.search.tokens import agent_counter
 
-            count, tokenizer = bundled_counter()
+            count, tokenizer = agent_counter()
             packing = (pack(response.results, budget, count), budget, tokenizer)
             response = replace(response, results=packing[0].results)
         if as_json:

@@ -297,13 +297,13 @@ def assemble_context(
     tests: Annotated[bool, Field(description="Also list related tests.")] = False,
 ) -> dict[str, Any]:
     from engine.context.assembly import context_for
+    from engine.search.tokens import agent_counter
     from signals.symbol.resolver import SymbolResolver
-    from signals.vector.tokens import bundled_counter
 
     slug = repo_slug(repo)
     with context.indexes.use(slug) as opened:
         return context_for(
-            opened, SymbolResolver, query, budget, counter=bundled_counter(), include_tests=tests
+            opened, SymbolResolver, query, budget, counter=agent_counter(), include_tests=tests
         )
 
 

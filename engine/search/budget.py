@@ -2,8 +2,8 @@
 
 Results are taken best first: full code while it fits, then only the signature line(s), then
 only the location. Tokens are counted by the ``TokenCounter`` the caller hands in: the
-composition root passes the bundled embedding model's WordPiece tokenizer
-(signals/vector/tokens.py), or ``estimated_counter`` when it is missing.
+composition root passes an LLM tokenizer's count (engine/search/tokens.py), or
+``estimated_counter`` when it is missing.
 """
 
 from __future__ import annotations

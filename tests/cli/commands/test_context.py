@@ -17,10 +17,10 @@ from engine.context import assembly
 from engine.index.home import Home
 from engine.index.opening import OpenIndex, open_index
 from engine.indexing.indexer import Indexer
+from engine.search.tokens import agent_counter
 from engine.signal import IndexOptions, OpenOptions
 from signals import registry
 from signals.symbol.resolver import SymbolResolver
-from signals.vector.tokens import bundled_counter
 from tests.signals.symbol.repos import PYTHON_INDEX, copy_python_toy
 
 TEST_FILE = 'from toy.greeter import greet\n\n\ndef test_greet():\n    assert greet("x")\n'
@@ -51,7 +51,7 @@ def opened(home: Home, tmp_path: Path, request: pytest.FixtureRequest) -> Iterat
 
 def context_for(opened: OpenIndex, query: str, budget: int, **options: Any) -> dict[str, Any]:
     return assembly.context_for(
-        opened, SymbolResolver, query, budget, counter=bundled_counter(), **options
+        opened, SymbolResolver, query, budget, counter=agent_counter(), **options
     )
 
 
