@@ -71,7 +71,8 @@ eval: setup
 	$(BIN)/engine eval eval/datasets/self.jsonl --repo engine-self
 
 # The public development sets (../shared/benchmarks): semble-dev's 36 repositories (NDCG@10
-# by its own protocol, the ablation, lowConfidence on the checked negatives) and swebench-dev's
+# by its own protocol, the ablation, lowConfidence on the checked negatives; then what an agent
+# pays in tokens against grep-then-read, eval/agent_cost.py) and swebench-dev's
 # long queries (file Acc@k, function hit@10). Needs the snapshots fetched first (`fetch
 # github:<owner>/<name>` for each repository; eval/README.md); the first run indexes every
 # checkout (about an hour on 2 cores for semble-dev), later runs reuse the indexes. Set
@@ -82,6 +83,8 @@ SWEBENCH_REPOS ?= flask,seaborn,xarray
 eval-dev: setup
 	$(BIN)/engine eval --benchmark $(BENCHMARKS)/semble-dev \
 		--negatives eval/datasets/semble-dev-negatives.jsonl --out eval/runs/semble-dev.json
+	$(BIN)/python -m eval.agent_cost --benchmark $(BENCHMARKS)/semble-dev \
+		--out eval/runs/semble-dev-agent-cost.json
 	$(BIN)/python -m eval.swebench $(BENCHMARKS)/swebench-dev --repos $(SWEBENCH_REPOS) \
 		--out eval/runs/swebench-dev.json
 

@@ -177,7 +177,7 @@ def _replay(searcher: Searcher, text: str, runs: Sequence[Any], config: Config) 
     )
 
 
-def _grouped(
+def grouped(
     scores: Mapping[str, float], queries: Sequence[BenchQuery], key: Callable[[BenchQuery], str]
 ) -> dict[str, dict[str, list[float]]]:
     """group -> repository -> the scores of that repository's queries in the group."""
@@ -191,7 +191,7 @@ def _grouped(
 def summary(run: BenchmarkRun, scores: ConfigScores) -> dict[str, Any]:
     """Headline, per repository, per language and per category, as the protocol means them."""
     language = {r.name: r.language for r in run.repos}
-    per_repo = _grouped(scores.per_query, run.queries, lambda q: "all").get("all", {})
+    per_repo = grouped(scores.per_query, run.queries, lambda q: "all").get("all", {})
     by_language: dict[str, list[float]] = {}
     for name, values in per_repo.items():
         by_language.setdefault(language[name], []).append(mean(values))
@@ -203,7 +203,7 @@ def summary(run: BenchmarkRun, scores: ConfigScores) -> dict[str, Any]:
         "byLanguage": {lang: mean(v) for lang, v in sorted(by_language.items())},
         "byCategory": {
             category: mean_of_means(repos)
-            for category, repos in sorted(_grouped(scores.per_query, run.queries, _cat).items())
+            for category, repos in sorted(grouped(scores.per_query, run.queries, _cat).items())
         },
     }
 

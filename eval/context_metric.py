@@ -41,7 +41,7 @@ from engine.search.budget import TokenCounter, pack
 from engine.search.ranking.options import RankingOptions
 from engine.search.searcher import ChunkReader
 from engine.search.tokens import agent_counter
-from engine.types import SearchResponse
+from engine.types import Result, SearchResponse
 from eval.dataset import EvalQuery, Target, load_dataset
 from eval.metrics import mean
 
@@ -65,6 +65,21 @@ def covered(spans: Iterable[Span], targets: Sequence[Target]) -> list[Span | Non
         next((s for s in spans if t.overlaps(s.path, s.start_line, s.end_line)), None)
         for t in targets
     ]
+
+
+def packed_spans(
+    results: Sequence[Result], budget: int, count: TokenCounter
+) -> tuple[list[Span], int]:
+    """The blocks *with code* that ``results`` packed into ``budget`` leave (full or signature,
+    as ``engine query --budget`` packs them; a bare location shows no code), and the tokens
+    the packing used."""
+    packed = pack(results, budget, count)
+    spans = [
+        Span(r.path, r.start_line, r.end_line)
+        for r, detail in zip(packed.results, packed.details, strict=True)
+        if detail != "location"
+    ]
+    return spans, packed.used_tokens
 
 
 @dataclass
@@ -154,13 +169,8 @@ def evaluate(
             for name, results in (("search", first), (deep_name, deeper)):
                 if name == deep_name and not deep_limit:
                     continue
-                packed = pack(results, budget, count)
-                spans = [
-                    Span(r.path, r.start_line, r.end_line)
-                    for r, detail in zip(packed.results, packed.details, strict=True)
-                    if detail != "location"
-                ]
-                scores[budget][name].add(covered(spans, q.relevant), packed.used_tokens)
+                spans, used = packed_spans(results, budget, count)
+                scores[budget][name].add(covered(spans, q.relevant), used)
             for share in shares:
                 context = build_context(
                     once,
