@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import click
 import orjson
 
+from engine.search.freshness import FileView, FreshnessCheck
 from engine.types import Result, SearchResponse
 
 if TYPE_CHECKING:
@@ -110,12 +111,23 @@ def print_response(response: SearchResponse, *, explain: bool = False) -> None:
     elif response.low_confidence:
         click.secho("low confidence: nothing matched the query well", fg="yellow")
     for number, r in enumerate(response.results, 1):
+        as_indexed = " (as indexed)" if r.freshness == "stale" else ""
         where = click.style(
-            f"{printable(r.path)}:{r.start_line}-{r.end_line}", fg="cyan", bold=True
+            f"{printable(r.path)}:{r.start_line}-{r.end_line}{as_indexed}", fg="cyan", bold=True
         )
         symbol = click.style(printable(r.symbol_name), fg="green") if r.symbol_name else ""
         meta = click.style(f"score {r.score:.3f}  [{', '.join(r.sources)}]", dim=True)
         click.echo(f"{number:>2}. {where}  {symbol}  {meta}")
+        if r.freshness == "moved":
+            click.secho(
+                "      moved: the file changed; these are the code's current lines", dim=True
+            )
+        elif r.freshness == "stale":
+            click.secho(
+                "      stale: the file changed and no longer holds this code — lines and code "
+                "as indexed, not as on disk",
+                fg="yellow",
+            )
         if r.duplicates:
             also = ", ".join(printable(path) for path in r.duplicates)
             click.echo(click.style(f"      same code also in: {also}", dim=True))
@@ -129,7 +141,9 @@ def print_response(response: SearchResponse, *, explain: bool = False) -> None:
                 click.echo(f"      {a.feature:<14} ×{a.factor:.3f}  {printable(a.reason)}")
         lines = r.content.splitlines()
         for offset, line in enumerate(lines[:SNIPPET_LINES]):
-            number_col = click.style(f"{r.start_line + offset:>6} ", dim=True)
+            # A stale snippet gets no line numbers: they are not the file's lines any more.
+            gutter = "     ~" if r.freshness == "stale" else f"{r.start_line + offset:>6}"
+            number_col = click.style(f"{gutter} ", dim=True)
             click.echo(f"{number_col}{printable_code(line)}")
         if len(lines) > SNIPPET_LINES:
             click.echo(click.style(f"       … {len(lines) - SNIPPET_LINES} more lines", dim=True))
@@ -165,6 +179,24 @@ def location_json(repo: str, store: ChunkStore, location: Any) -> dict[str, Any]
         "exact": location.exact,
         "source": location.source,
     }
+
+
+def check_locations(items: list[dict[str, Any]], files: FileView | None, repo: str) -> list[str]:
+    """Place each ``location_json`` object against the files on disk, as searches do
+    (engine/search/freshness.py): a moved one gets its current lines and ``moved: true``, a
+    stale one ``stale: true`` and its indexed lines. Returns the warning, if any."""
+    if files is None:
+        return []
+    check = FreshnessCheck(files, repo)
+    for item in items:
+        placed = check.place(item["filePath"], item["startLine"], item["endLine"], item["content"])
+        if placed.freshness == "current":
+            continue
+        item[placed.freshness] = True
+        shift = placed.start_line - item["startLine"]
+        item["startLine"], item["endLine"] = placed.start_line, placed.end_line
+        item["line"] += shift
+    return check.warnings()
 
 
 def report_json(report: IndexReport, *, max_problems: int | None = None) -> dict[str, Any]:

@@ -30,6 +30,11 @@ ChunkKind = Literal[
     "window",  # a line window of a file without a grammar
 ]
 
+# Whether a result is true of its file on disk now (engine/search/freshness.py): "current"
+# (as indexed, or the file changed elsewhere), "moved" (the same code, now at the lines given),
+# "stale" (the file no longer holds this code: lines and content are as indexed).
+Freshness = Literal["current", "moved", "stale"]
+
 DefinitionKind = Literal[
     "function", "method", "class", "interface", "struct", "enum", "trait", "impl", "module"
 ]
@@ -200,11 +205,12 @@ class Result:
     duplicates: tuple[str, ...] = ()  # other paths holding identical content
     name: str = ""  # the chunk's own definition name; "" for module, section and window chunks
     adjustments: tuple[Adjustment, ...] = ()  # the ranking stage's factors, in order applied
+    freshness: Freshness = "current"
 
     def contract_json(self) -> dict[str, object]:
         """The fields every answer carries in JSON (``engine query --json``, the agent tool,
         ``engine context``): names and meanings are the public contract (README)."""
-        return {
+        data: dict[str, object] = {
             "repo": self.repo,
             "filePath": self.path,
             "startLine": self.start_line,
@@ -214,6 +220,9 @@ class Result:
             "score": self.score,
             "sources": list(self.sources),
         }
+        if self.freshness != "current":
+            data[self.freshness] = True  # "moved" or "stale": present only when true
+        return data
 
 
 @dataclass(frozen=True, slots=True)

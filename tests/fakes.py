@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from engine.indexing.workerpool import Failure, WorkerPool
+from engine.search.freshness import FileNow
 from engine.signal import BuildJob, BuildReport, IndexOptions, SignalBuilder
 from engine.types import Chunk, ChunkKind, Definition, Hit, Query
 from signals.vector.builder import ModelLoader
@@ -59,6 +60,19 @@ class FakeChunkSource:
 
     def chunk_count(self) -> int:
         return len(self._chunks)
+
+
+class FakeFiles:
+    """A FileView over a table: path -> what the file holds now; unlisted files are unchanged.
+    ``asked`` counts the questions, to check each file is asked about once per answer."""
+
+    def __init__(self, files: Mapping[str, FileNow] | None = None) -> None:
+        self.files = dict(files or {})
+        self.asked: list[str] = []
+
+    def now(self, path: str) -> FileNow:
+        self.asked.append(path)
+        return self.files.get(path, FileNow("unchanged"))
 
 
 def make_chunk(

@@ -48,6 +48,7 @@ def context(
         from engine.context.markdown import context_markdown
         from engine.errors import UsageError
         from engine.index.opening import open_index
+        from engine.indexing.freshness import DiskFiles
         from engine.search.tokens import agent_counter
         from engine.signal import OpenOptions
         from signals import registry
@@ -57,7 +58,9 @@ def context(
             raise UsageError("choose one of --json and --markdown")
         home = Home(engine_home())
         options = OpenOptions(home=home.root, one_shot=True)
-        opened = open_index(home, validate_slug(slug), registry.plugins(), options)
+        opened = open_index(
+            home, validate_slug(slug), registry.plugins(), options, files=DiskFiles.of
+        )
         try:
             data = context_for(
                 opened,

@@ -7,7 +7,7 @@ from typing import Any
 import click
 
 from cli.invocation import Invocation, errors_reported, json_option, plugins
-from cli.output import dumps, location_json, printable, printable_code
+from cli.output import check_locations, dumps, location_json, printable, printable_code
 from engine.index.home import Home, validate_slug
 from engine.signal import OpenOptions, SignalPlugin
 
@@ -22,19 +22,26 @@ def lookup(
     limit: int,
 ) -> dict[str, Any]:
     from engine.index.opening import open_index
+    from engine.indexing.freshness import DiskFiles
     from engine.search.searcher import clean_query
     from signals.symbol.lookup import find_definitions, find_references
 
-    opened = open_index(home, validate_slug(slug), plugins, OpenOptions(home=home.root))
+    opened = open_index(
+        home, validate_slug(slug), plugins, OpenOptions(home=home.root), files=DiskFiles.of
+    )
     try:
         if references:
             found = find_references(opened.generation, opened.store, text, limit)
         else:
             found = find_definitions(opened.generation, text, limit)
         results = [location_json(slug, opened.store, loc) for loc in found]
+        warnings = check_locations(results, opened.searcher.files, slug)
     finally:
         opened.close()
-    return {"query": clean_query(text), "results": results, "total": len(results)}
+    data: dict[str, Any] = {"query": clean_query(text), "results": results, "total": len(results)}
+    if warnings:
+        data["warning"] = "; ".join(warnings)
+    return data
 
 
 def _print_lookup(slug: str, text: str, limit: int, as_json: bool, *, references: bool) -> None:
@@ -44,6 +51,8 @@ def _print_lookup(slug: str, text: str, limit: int, as_json: bool, *, references
         if as_json:
             click.echo(dumps(data))
             return
+        if "warning" in data:
+            click.secho(f"warning: {data['warning']}", fg="yellow", err=True)
         if not data["results"]:
             click.echo("nothing found")
         for item in data["results"]:
@@ -53,7 +62,9 @@ def _print_lookup(slug: str, text: str, limit: int, as_json: bool, *, references
             role = item["role"] if item["exact"] else f"{item['role']} (name match)"
             inside = f" in {printable(item['enclosing'])}" if item["enclosing"] else ""
             name = click.style(printable(item["symbolName"]), fg="green")
-            click.echo(f"{where}  {name}  {role}{inside}")
+            fresh = " (stale: as indexed)" if item.get("stale") else ""
+            fresh = " (moved)" if item.get("moved") else fresh
+            click.echo(f"{where}  {name}  {role}{inside}{fresh}")
             if item["role"] == "reference" and item["content"]:
                 click.echo(f"    {printable_code(item['content'].strip())}")
 

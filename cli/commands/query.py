@@ -113,6 +113,7 @@ def query(
     run = Invocation(as_json)
     with one_shot(), errors_reported(as_json):
         from engine.index.opening import open_index
+        from engine.indexing.freshness import DiskFiles
         from engine.search.federation import search_all
         from engine.search.ranking.options import RankingOptions
         from engine.signal import OpenOptions
@@ -130,7 +131,9 @@ def query(
         damaged: list[str] = []  # with --all, a damaged index is skipped with a warning
         for s in slugs:
             try:
-                opened.append(open_index(run.home, s, plugins(), options, only=names))
+                opened.append(
+                    open_index(run.home, s, plugins(), options, only=names, files=DiskFiles.of)
+                )
             except EngineError as exc:
                 if not all_repos:
                     for o in opened:

@@ -21,6 +21,7 @@ from engine.errors import RepoNotFound
 from engine.index.generations import current_generation
 from engine.index.home import Home
 from engine.index.opening import OpenIndex, open_index
+from engine.indexing.freshness import DiskFiles
 from engine.signal import OpenOptions, SignalPlugin
 
 log = logging.getLogger(__name__)
@@ -46,8 +47,10 @@ class IndexCache:
         plugins: Mapping[str, SignalPlugin],
         *,
         opener: Opener | None = None,
+        on_open: Callable[[str], None] | None = None,
     ) -> None:
         self.home = home
+        self._on_open = on_open  # called with the slug when a repository is first opened
         self._plugins = plugins
         self._opener = opener or self._open
         self._lock = threading.Lock()  # guards _slots and every slot's counters
@@ -56,7 +59,13 @@ class IndexCache:
         self._closed = False
 
     def _open(self, slug: str) -> OpenIndex:
-        opened = open_index(self.home, slug, self._plugins, OpenOptions(home=self.home.root))
+        opened = open_index(
+            self.home,
+            slug,
+            self._plugins,
+            OpenOptions(home=self.home.root),
+            files=DiskFiles.of,  # every answer is checked against the files on disk
+        )
         try:
             # One search while no other call can see this index: loads models and creates
             # the searcher's thread pool before concurrent calls race to do it.
@@ -139,6 +148,11 @@ class IndexCache:
             self._retire_slot(old)
         else:
             log.info("%s: opened %s", slug, opened.generation.name)
+            if self._on_open is not None:
+                try:
+                    self._on_open(slug)
+                except Exception:  # e.g. a watcher that cannot start: searches go on
+                    log.exception("after opening %s", slug)
         return slot
 
     def refresh(self, slug: str) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import shlex
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -18,10 +18,15 @@ from engine.index.generations import POINTER, current_generation
 from engine.index.home import Home, RepoEntry
 from engine.index.manifest import Manifest, read_manifest
 from engine.index.store import STORE_FILE, ChunkStore
+from engine.search.freshness import FileView
 from engine.search.searcher import Searcher
 from engine.signal import OpenOptions, Signal, SignalPlugin
 
 OPEN_ATTEMPTS = 3  # a retry happens only when a writer published during the open
+
+# Builds the searcher's view of the files on disk for a generation being opened
+# (engine/indexing/freshness.py's ``DiskFiles.of``, which this layer cannot import).
+FilesFactory = Callable[[RepoEntry, ChunkStore, Manifest], FileView]
 
 
 @dataclass
@@ -79,11 +84,13 @@ def open_index(
     only: Sequence[str] | None = None,
     weights: Mapping[str, float] | None = None,
     k: int | None = None,
+    files: FilesFactory | None = None,
 ) -> OpenIndex:
     """Open the published generation of ``slug`` with every ready signal (or ``only`` those).
 
     A signal that is not ready or cannot open is left out and named in a warning; the others
-    still answer.
+    still answer. With ``files``, every search checks its results against the files on disk
+    (engine/search/freshness.py); the CLI and the server pass it, evaluation does not.
     """
     unknown = [name for name in only or () if name not in plugins]
     if unknown:
@@ -97,7 +104,7 @@ def open_index(
     for attempt in range(1, OPEN_ATTEMPTS + 1):
         pointer = _pointer(entry)
         try:
-            opened = _open_published(entry, plugins, options, only, weights, k)
+            opened = _open_published(entry, plugins, options, only, weights, k, files)
         except IndexCorrupt:
             if attempt == OPEN_ATTEMPTS or _pointer(entry) == pointer:
                 raise
@@ -123,6 +130,7 @@ def _open_published(
     only: Sequence[str] | None,
     weights: Mapping[str, float] | None,
     k: int | None,
+    files: FilesFactory | None = None,
 ) -> OpenIndex:
     slug = entry.slug
     generation, manifest = load_manifest(entry)
@@ -155,5 +163,6 @@ def _open_published(
         raise IndexCorrupt(
             f"no signal of {slug} can answer ({'; '.join(warnings)}) — {rebuild_hint(entry)}"
         )
-    searcher = Searcher(slug, store, signals, weights=weights, k=k, warnings=warnings)
+    view = files(entry, store, manifest) if files is not None else None
+    searcher = Searcher(slug, store, signals, weights=weights, k=k, warnings=warnings, files=view)
     return OpenIndex(entry, generation, manifest, store, searcher, warnings)

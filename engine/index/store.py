@@ -172,6 +172,14 @@ class ChunkStore:
         )
         return {r[0]: FileRecord(*r) for r in rows}
 
+    def file_record(self, path: str) -> FileRecord | None:
+        """One file's record (a search checking its result files against the disk)."""
+        row = self._conn.execute(
+            "SELECT path, content_hash, language, size_bytes, mtime_ns FROM files WHERE path = ?",
+            (path,),
+        ).fetchone()
+        return FileRecord(*row) if row is not None else None
+
     def unindexed(self) -> dict[str, tuple[str, int, int]]:
         """Refused files: path -> (reason, size_bytes, mtime_ns)."""
         rows = self._conn.execute("SELECT path, reason, size_bytes, mtime_ns FROM unindexed")

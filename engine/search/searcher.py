@@ -14,6 +14,7 @@ from typing import Protocol
 
 from engine.errors import UsageError
 from engine.search.confidence import low_confidence
+from engine.search.freshness import FileView, checked
 from engine.search.fusion import DEFAULT_K, Fused, reciprocal_rank_fusion
 from engine.search.ranking.options import DEFAULT_RANKING, RankingOptions
 from engine.search.ranking.rerank import RankQuery, rerank
@@ -68,6 +69,7 @@ class Searcher:
         k: int | None = None,
         warnings: Sequence[str] = (),
         ranking: RankingOptions = DEFAULT_RANKING,
+        files: FileView | None = None,
     ) -> None:
         self.repo = repo
         self.store = store
@@ -77,6 +79,9 @@ class Searcher:
         self.k = k
         self.warnings = list(warnings)
         self.ranking = ranking
+        # What the indexed files hold now: every answer is checked against it (freshness.py).
+        # None (evaluation, which replays fixed trees): results are taken as indexed.
+        self.files = files
         self._pool: ThreadPoolExecutor | None = None
         self._pool_lock = threading.Lock()
 
@@ -146,6 +151,9 @@ class Searcher:
         kind = query_kind(clean)
         results = self.rank_runs(query, runs, limit, ranking or self.ranking)
         warnings = list(self.warnings)
+        if self.files is not None:
+            results, stale = checked(results, self.files, self.repo)
+            warnings.extend(stale)
         for name in signals or self.signals:
             signal = self.signals.get(name)
             if signal is not None and signal.warning:

@@ -5,8 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from engine.index.store import FileRecord
-from engine.indexing.freshness import Staleness, staleness
+from engine.index.store import ChunkStore, FileRecord, FileRows
+from engine.indexing.freshness import RACY_WINDOW_NS, DiskFiles, Staleness, staleness
+from engine.indexing.source_file import hash_bytes
+from engine.search.freshness import FileNow
 
 MAX_FILE_BYTES = 1_000_000
 
@@ -97,3 +99,58 @@ def test_a_file_grown_past_the_size_limit_counts_as_removed(root: Path) -> None:
     result = staleness(root, indexed, {}, max_file_bytes=100)
     # The walk skips it, so the index holds a file the tree no longer offers.
     assert result == Staleness(added=0, modified=0, removed=1)
+
+
+# --- DiskFiles: what one indexed file holds now ------------------------------------------------
+
+OLD_NS = 1_000_000_000_000_000_000  # _write's mtime, far before any scan
+
+
+def _disk_files(root: Path, tmp_path: Path, scanned_at_ns: int, *paths: str) -> DiskFiles:
+    store = ChunkStore.open_writable(tmp_path / "chunks.sqlite")
+    records = []
+    for path in paths:
+        data = (root / path).read_bytes()
+        stat = (root / path).stat()
+        records.append(
+            FileRows(
+                FileRecord(path, hash_bytes(data), "python", len(data), stat.st_mtime_ns), [], []
+            )
+        )
+    store.add_files(records)
+    return DiskFiles(root, store, scanned_at_ns)
+
+
+def test_disk_files_trust_a_stat_that_matches_and_is_not_racy(root: Path, tmp_path: Path) -> None:
+    files = _disk_files(root, tmp_path, OLD_NS + 10 * RACY_WINDOW_NS, "pkg/a.py")
+    # Same size, mtime put back: the stat vouches, so the file is not read (git's rule).
+    _write(root, "pkg/a.py", "def a():\n    return 9\n")
+    assert files.now("pkg/a.py") == FileNow("unchanged")
+
+
+def test_disk_files_hash_a_racy_file_and_see_the_edit(root: Path, tmp_path: Path) -> None:
+    files = _disk_files(root, tmp_path, OLD_NS + 1, "pkg/a.py")  # scanned just after the edit
+    _write(root, "pkg/a.py", "def a():\n    return 9\n")
+    assert files.now("pkg/a.py") == FileNow("changed", "def a():\n    return 9\n")
+
+
+def test_disk_files_touched_but_same_content_is_unchanged(root: Path, tmp_path: Path) -> None:
+    files = _disk_files(root, tmp_path, OLD_NS + 10 * RACY_WINDOW_NS, "pkg/a.py")
+    os.utime(root / "pkg" / "a.py")  # now: the stat differs, the hash does not
+    assert files.now("pkg/a.py") == FileNow("unchanged")
+
+
+def test_disk_files_normalise_line_endings_of_a_changed_file(root: Path, tmp_path: Path) -> None:
+    files = _disk_files(root, tmp_path, OLD_NS + 10 * RACY_WINDOW_NS, "pkg/a.py")
+    (root / "pkg" / "a.py").write_bytes(b"# new\r\ndef a():\r\n    return 1\r\n")
+    assert files.now("pkg/a.py") == FileNow("changed", "# new\ndef a():\n    return 1\n")
+
+
+def test_disk_files_a_deleted_or_replaced_file_is_gone(root: Path, tmp_path: Path) -> None:
+    files = _disk_files(root, tmp_path, OLD_NS + 10 * RACY_WINDOW_NS, "pkg/a.py", "pkg/b.py")
+    (root / "pkg" / "a.py").unlink()
+    assert files.now("pkg/a.py") == FileNow("gone")
+    (root / "pkg" / "b.py").unlink()
+    (root / "pkg" / "b.py").mkdir()
+    assert files.now("pkg/b.py") == FileNow("gone")
+    assert files.now("pkg/never-indexed.py") == FileNow("unchanged")  # nothing to check
