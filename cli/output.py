@@ -155,29 +155,79 @@ def print_response(response: SearchResponse, *, explain: bool = False) -> None:
             click.echo(f"{run.signal:<8} {run.latency_ms:8.2f} ms  {len(run.hits):>4} hits{status}")
 
 
-def location_json(repo: str, store: ChunkStore, location: Any) -> dict[str, Any]:
-    """A SymbolLocation as a search result: the definition's chunk, or the reference line."""
-    chunk = store.chunks([location.chunk_id]).get(location.chunk_id) if location.chunk_id else None
+def location_json(
+    repo: str, store: ChunkStore, location: Any, *, include_body: bool = True
+) -> dict[str, Any]:
+    """A SymbolLocation (signals/symbol/lookup.py) as a search result.
+
+    A definition's lines are the whole definition (decorators and doc comment through its
+    last line) and ``content`` is its code; a reference's are its line, with that line as
+    ``content``. ``include_body=False`` leaves ``content`` empty. ``match`` says whether the
+    name matched exactly; ``indexed`` (formerly ``exact``) whether an index recorded it, false
+    for a reference found by matching the name alone."""
     start, end, content = location.start_line, location.end_line, ""
     if location.role == "reference":
         start = end = location.line
-        if chunk is not None and chunk.start_line <= location.line <= chunk.end_line:
-            content = chunk.text.split("\n")[location.line - chunk.start_line]
-    elif chunk is not None:
-        start, end, content = chunk.start_line, chunk.end_line, chunk.text
+    if include_body:
+        content = _stored_lines(store, location.path, start, end, location.chunk_id)
     return {
         "repo": repo,
         "filePath": location.path,
         "startLine": start,
         "endLine": end,
-        "symbolName": location.symbol,
+        "symbolName": location.symbol_name or location.symbol,
+        "qualifiedName": location.symbol,
         "content": content,
         "role": location.role,
         "line": location.line,
         "kind": location.kind,
         "enclosing": location.enclosing,
-        "exact": location.exact,
+        "match": location.match,
+        "indexed": location.indexed,
         "source": location.source,
+        "symbol": location.scip_symbol,
+    }
+
+
+def _stored_lines(store: ChunkStore, path: str, start: int, end: int, chunk_id: int | None) -> str:
+    """Lines ``start..end`` of ``path`` as indexed, from its stored chunks (every non-blank line
+    lies in one; a line no chunk holds is blank)."""
+    chunk = store.chunks([chunk_id]).get(chunk_id) if chunk_id is not None else None
+    chunks = (
+        [chunk]
+        if chunk is not None and chunk.start_line <= start and end <= chunk.end_line
+        else store.chunks_in_file(path)
+    )
+    lines: dict[int, str] = {}
+    for c in chunks:
+        if c.end_line < start or c.start_line > end:
+            continue
+        for offset, text in enumerate(c.text.split("\n")):
+            lines.setdefault(c.start_line + offset, text)
+    if not lines:
+        return ""
+    return "\n".join(lines.get(n, "") for n in range(start, end + 1))
+
+
+def outline_json(repo: str, path: str, entries: Any) -> dict[str, Any]:
+    """``file_outline``'s entries (signals/symbol/outline.py) for the agent tool and --json."""
+    return {
+        "repo": repo,
+        "filePath": path,
+        "definitions": [
+            {
+                "symbolName": e.symbol_name,
+                "qualifiedName": e.qualified_name,
+                "name": e.name,
+                "kind": e.kind,
+                "startLine": e.start_line,
+                "endLine": e.end_line,
+                "line": e.line,
+                "depth": e.depth,
+            }
+            for e in entries
+        ],
+        "total": len(entries),
     }
 
 

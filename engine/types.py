@@ -192,7 +192,7 @@ class Result:
     path: str
     start_line: int  # 1-based inclusive
     end_line: int  # 1-based inclusive
-    symbol_name: str
+    symbol_name: str  # the name within the file, e.g. "Greeter.greet"; "" for module code
     content: str
     score: float  # in [0, 1]; comparable across queries of one repository
     sources: tuple[str, ...]  # signal names that ranked it, in a fixed order
@@ -206,6 +206,11 @@ class Result:
     name: str = ""  # the chunk's own definition name; "" for module, section and window chunks
     adjustments: tuple[Adjustment, ...] = ()  # the ranking stage's factors, in order applied
     freshness: Freshness = "current"
+    qualified_name: str = ""  # engine.qualified's full name, e.g. "toy.greeter.Greeter.greet"
+    # The whole definition this chunk is part of, when the chunk is smaller (a class's header,
+    # a window of a long function): 1-based inclusive file lines; 0 when the chunk is whole.
+    definition_start_line: int = 0
+    definition_end_line: int = 0
 
     def contract_json(self) -> dict[str, object]:
         """The fields every answer carries in JSON (``engine query --json``, the agent tool,
@@ -220,6 +225,13 @@ class Result:
             "score": self.score,
             "sources": list(self.sources),
         }
+        if self.qualified_name:
+            data["qualifiedName"] = self.qualified_name
+        if self.definition_start_line:
+            data["definition"] = {
+                "startLine": self.definition_start_line,
+                "endLine": self.definition_end_line,
+            }
         if self.freshness != "current":
             data[self.freshness] = True  # "moved" or "stale": present only when true
         return data

@@ -24,7 +24,7 @@ def lookup(
     from engine.index.opening import open_index
     from engine.indexing.freshness import DiskFiles
     from engine.search.searcher import clean_query
-    from signals.symbol.lookup import find_definitions, find_references
+    from signals.symbol.lookup import find_definitions, find_references, suggest_names
 
     opened = open_index(
         home, validate_slug(slug), plugins, OpenOptions(home=home.root), files=DiskFiles.of
@@ -35,10 +35,14 @@ def lookup(
         else:
             found = find_definitions(opened.generation, text, limit)
         results = [location_json(slug, opened.store, loc) for loc in found]
+        # A name that exists nowhere: what it perhaps meant (defs only; refs match names).
+        suggestions = [] if references or found else suggest_names(opened.generation, text)
         warnings = check_locations(results, opened.searcher.files, slug)
     finally:
         opened.close()
     data: dict[str, Any] = {"query": clean_query(text), "results": results, "total": len(results)}
+    if not references:
+        data["suggestions"] = suggestions
     if warnings:
         data["warning"] = "; ".join(warnings)
     return data
@@ -55,11 +59,14 @@ def _print_lookup(slug: str, text: str, limit: int, as_json: bool, *, references
             click.secho(f"warning: {data['warning']}", fg="yellow", err=True)
         if not data["results"]:
             click.echo("nothing found")
+            if data.get("suggestions"):
+                click.echo(f"did you mean: {', '.join(map(printable, data['suggestions']))}")
         for item in data["results"]:
             where = click.style(
                 f"{printable(item['filePath'])}:{item['line']}", fg="cyan", bold=True
             )
-            role = item["role"] if item["exact"] else f"{item['role']} (name match)"
+            role = item["role"] if item["indexed"] else f"{item['role']} (name match)"
+            role += " (partial match)" if item["match"] == "partial" and item["indexed"] else ""
             inside = f" in {printable(item['enclosing'])}" if item["enclosing"] else ""
             name = click.style(printable(item["symbolName"]), fg="green")
             fresh = " (stale: as indexed)" if item.get("stale") else ""

@@ -27,7 +27,7 @@ from engine.types import Definition, FileChunks
 __all__ = ["CHUNKER_VERSION", "MAX_LINE_CHARS", "chunk_file", "split_lines"]
 
 # Bump whenever the chunks produced for the same input change: stored chunks are rebuilt.
-CHUNKER_VERSION = 1
+CHUNKER_VERSION = 2  # 2: a member's chunk ends at its own last line (issue 17)
 
 # A line longer than this marks minified or generated code: the file gets line windows.
 MAX_LINE_CHARS = 10_000

@@ -13,8 +13,10 @@ Rules, all on 1-based inclusive line ranges:
   method); fields declared between or after methods form further chunks of the same class.
 - Lines outside every top-level unit form ``module`` chunks, one per contiguous run.
 - Runs are trimmed of blank lines; a run that is only blank lines is no chunk. A run of only
-  closing tokens (``}``, ``end``, ``});``, ``#endif``) is added to the chunk before it, so a
-  class's final brace does not become a chunk of its own.
+  closing tokens (``}``, ``end``, ``});``, ``#endif``) is added to the chunk before it when
+  that chunk belongs to the same definition (or both are module code), so a class's fields
+  do not leave their brace alone. Otherwise it stays a chunk of its own owner: a method ends
+  at its own last line and never takes in its class's closing brace (issue 17).
 - Any chunk longer than ``MAX_CHUNK_LINES`` is cut into windows at statement starts (see
   chunking_windows); every window keeps the name, kind and signature of what it cuts.
 """
@@ -117,8 +119,11 @@ def _absorb_closing_lines(pieces: list[_Piece]) -> list[_Piece]:
     kept: list[_Piece] = []
     orphan: _Piece | None = None
     for piece in pieces:
-        if piece.closing_only and kept:
+        if piece.closing_only and kept and kept[-1].owner == piece.owner:
             kept[-1].end_line = max(kept[-1].end_line, piece.end_line)
+        elif piece.closing_only and kept:
+            piece.closing_only = False  # another definition's last lines: a chunk of its own
+            kept.append(piece)
         elif piece.closing_only:
             orphan = piece if orphan is None else orphan
         else:

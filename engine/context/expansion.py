@@ -10,8 +10,13 @@ comments and strings), resolved through a ``DefinitionResolver``:
   it can mean: a bare name is a function or type (or a method of the same file in languages
   with an implicit ``this``), ``self.x`` a member in the same file, ``value.x`` a function or
   type qualified by its module, or a method only when no other definition has that name.
-  Of what remains, only the nearest definitions are kept (same file, then same folder, ...),
-  and none when even those are too many to be a guess worth paying tokens for.
+  What remains is resolved by scope, as the language would (issue 17: by bare name, ``App``
+  in flask's blueprints resolved to a CLI variable): a definition in the same file; else
+  what the file imports under that name (``from .app import App`` is ``flask.sansio.app.App``
+  or, for a re-export, a definition of that name inside the imported package), and nothing
+  when the file imports the name from outside the repository; else the definitions in the
+  file's own top-level package. Of those, only the nearest are kept (same folder, ...), and
+  none when even those are too many to be a guess worth paying tokens for.
 
 Ranking: definitions used by more primary chunks first, functions and types before variables
 and fields, then nearer ones (same file first), then those used by a better-ranked chunk,
@@ -47,13 +52,14 @@ class DefinitionSite:
 
     key: str  # the resolver's own id of the definition (a SCIP symbol string)
     name: str  # its own name as written in the code, e.g. "greet"
-    symbol: str  # readable qualified name, e.g. "toy.greeter.Greeter.greet"
+    symbol: str  # qualified name (engine.qualified), e.g. "toy.greeter.Greeter.greet"
     kind: str
     path: str  # repository-relative, "/"-separated
     start_line: int  # the whole definition when the index knows it, else its name line
     end_line: int
     chunk_id: int | None  # the smallest stored chunk holding its name line; None: no chunk
     indexed: bool  # True when an index records where this definition is referenced
+    symbol_name: str = ""  # the name within its file, e.g. "Greeter.greet"
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +83,14 @@ class DefinitionResolver(Protocol):
 
     def references(self, site: DefinitionSite) -> Sequence[ReferenceSite]:
         """Where ``site`` is used: the index's references, or name matches when it has none."""
+        ...
+
+    def imports_of(self, path: str) -> Mapping[str, str]:
+        """The names the file at ``path`` imports -> the qualified names they stand for."""
+        ...
+
+    def module_of(self, path: str) -> str:
+        """The file's module in engine.qualified's scheme (``flask.sansio.app``)."""
         ...
 
 
@@ -160,18 +174,53 @@ def _reachable(site: DefinitionSite, chunk: Chunk, receivers: set[Receiver], uni
     member = site.kind == "method"
     same_file = site.path == chunk.path
     implicit_this = chunk.language in IMPLICIT_THIS_LANGUAGES
+    # A bare name from another file reaches only top-level definitions: a function nested in
+    # a function (flask's run_command.app) is local to it.
+    top_level = "." not in site.symbol_name
     return (
-        ("bare" in receivers and (not member or (same_file and implicit_this)))
+        (
+            "bare" in receivers
+            and (not member or (same_file and implicit_this))
+            and (same_file or top_level)
+        )
         or ("self" in receivers and same_file)
         or ("other" in receivers and (not member or unique))
     )
 
 
+def _nearest(chunk: Chunk, sites: Sequence[DefinitionSite]) -> list[DefinitionSite]:
+    nearest = min(path_distance(chunk.path, s.path) for s in sites)
+    tier = [s for s in sites if path_distance(chunk.path, s.path) == nearest]
+    return tier if len(tier) <= MAX_AMBIGUOUS else []
+
+
+def _in_scope(
+    chunk: Chunk, name: str, sites: Sequence[DefinitionSite], resolver: DefinitionResolver
+) -> list[DefinitionSite] | None:
+    """The definitions ``name`` can mean by scope (module docstring); None: scope says nothing."""
+    same_file = [s for s in sites if s.path == chunk.path]
+    if same_file:
+        return same_file
+    target = resolver.imports_of(chunk.path).get(name)
+    if target is not None:
+        exact = [s for s in sites if s.symbol == target]
+        if exact:
+            return exact
+        package = target.rsplit(".", 1)[0]
+        within = [s for s in sites if s.symbol.startswith(package + ".")]
+        return _nearest(chunk, within) if within else []  # [] : imported from elsewhere
+    top = resolver.module_of(chunk.path).split(".", 1)[0]
+    same_package = [s for s in sites if top and s.symbol.split(".", 1)[0] == top]
+    return _nearest(chunk, same_package) if same_package else None
+
+
 def _used_sites(
     chunk: Chunk,
+    name: str,
     receivers: set[Receiver],
     sites: Sequence[DefinitionSite],
     references: _ReferenceCache,
+    resolver: DefinitionResolver,
 ) -> list[DefinitionSite]:
     """Which of the definitions sharing one name ``chunk`` really uses (module docstring)."""
     sites = [
@@ -188,9 +237,8 @@ def _used_sites(
     sites = [s for s in sites if _reachable(s, chunk, receivers, unique)]
     if not sites:
         return []
-    nearest = min(path_distance(chunk.path, s.path) for s in sites)
-    tier = [s for s in sites if path_distance(chunk.path, s.path) == nearest]
-    return tier if len(tier) <= MAX_AMBIGUOUS else []
+    scoped = _in_scope(chunk, name, sites, resolver) if receivers != {"self"} else None
+    return scoped if scoped is not None else _nearest(chunk, sites)
 
 
 def used_definitions(primary: Sequence[Chunk], resolver: DefinitionResolver) -> list[Candidate]:
@@ -204,7 +252,8 @@ def used_definitions(primary: Sequence[Chunk], resolver: DefinitionResolver) -> 
     found: dict[str, Candidate] = {}
     for index, (chunk, names) in enumerate(zip(primary, names_of, strict=True)):
         for name, receivers in names.items():
-            for site in _used_sites(chunk, receivers, by_name.get(name, ()), references):
+            found_sites = by_name.get(name, ())
+            for site in _used_sites(chunk, name, receivers, found_sites, references, resolver):
                 candidate = found.setdefault(site.key, Candidate(site))
                 if index not in candidate.used_by:
                     candidate.used_by.append(index)

@@ -23,7 +23,8 @@ def _fence(content: str) -> str:
 
 def _heading(item: Mapping[str, Any]) -> str:
     where = f"{item['filePath']}:{item['startLine']}-{item['endLine']}"
-    return f"{where} ({item['symbolName']})" if item.get("symbolName") else where
+    name = item.get("qualifiedName") or item.get("symbolName")  # one scheme: engine.qualified
+    return f"{where} ({name})" if name else where
 
 
 def _blocks(items: Sequence[Mapping[str, Any]], *, expanded: bool) -> list[str]:

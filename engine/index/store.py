@@ -13,6 +13,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from engine.errors import IndexCorrupt
+from engine.qualified import package_dirs
 from engine.types import Chunk, ChunkDraft, Definition
 
 STORE_FILE = "chunks.sqlite"
@@ -135,6 +136,7 @@ class ChunkStore:
     def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
         self._conn = conn
         self.path = path
+        self._packages: frozenset[str] | None = None
 
     @classmethod
     def open_readonly(cls, path: Path) -> ChunkStore:
@@ -227,6 +229,25 @@ class ChunkStore:
         cursor = self._conn.execute(f"SELECT {_CHUNK_COLUMNS} FROM chunks ORDER BY id")
         for row in cursor:
             yield _chunk(row)
+
+    def package_dirs(self) -> frozenset[str]:
+        """Folders holding an indexed ``__init__.py``: the Python packages, for
+        engine.qualified (the store is immutable once published, so this is read once)."""
+        if self._packages is None:
+            # "_" is LIKE's one-character wildcard: package_dirs keeps the real matches.
+            rows = self._conn.execute("SELECT path FROM files WHERE path LIKE '%__init__.py%'")
+            self._packages = package_dirs(r[0] for r in rows)
+        return self._packages
+
+    def definitions_in_file(self, path: str) -> list[Definition]:
+        """The chunker's definitions of one file (whole ranges), by start line, outer first."""
+        rows = self._conn.execute(
+            "SELECT path, language, kind, name, qualified_name, name_line, name_start_col, "
+            "name_end_col, start_line, end_line FROM definitions WHERE path = ? "
+            "ORDER BY start_line, end_line DESC, name_line",
+            (path,),
+        )
+        return [Definition(*r) for r in rows]
 
     def definitions(self) -> list[Definition]:
         rows = self._conn.execute(

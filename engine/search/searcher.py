@@ -14,6 +14,7 @@ from typing import Protocol
 
 from engine.errors import UsageError
 from engine.search.confidence import low_confidence
+from engine.search.definitions import DefinitionSource, qualified_names, whole_definitions
 from engine.search.freshness import FileView, checked
 from engine.search.fusion import DEFAULT_K, Fused, reciprocal_rank_fusion
 from engine.search.ranking.options import DEFAULT_RANKING, RankingOptions
@@ -221,7 +222,11 @@ class Searcher:
             k=k if k is not None else (self.k or DEFAULT_K),
         )
         candidates = self._results(fused, filters, max(limit * 4, ranking.candidates))
-        return rerank(candidates, ranking, limit, query)
+        # Qualified names and whole definitions come from the store (a fake may have none).
+        if not isinstance(self.store, DefinitionSource):
+            return rerank(candidates, ranking, limit, query)
+        ranked = rerank(qualified_names(candidates, self.store), ranking, limit, query)
+        return whole_definitions(ranked, self.store)
 
     def _results(self, fused: list[Fused], filters: Filters, limit: int) -> list[Result]:
         results: list[Result] = []
@@ -248,7 +253,7 @@ class Searcher:
                         path=chunk.path,
                         start_line=chunk.start_line,
                         end_line=chunk.end_line,
-                        symbol_name=item.symbol or chunk.qualified_name or chunk.name,
+                        symbol_name=chunk.qualified_name or chunk.name,
                         content=chunk.text,
                         score=round(item.score, 4),
                         sources=sources,
@@ -267,6 +272,7 @@ class Searcher:
                         start_line=location.start_line,
                         end_line=location.end_line,
                         symbol_name=item.symbol,
+                        qualified_name=item.symbol,
                         content="",
                         score=round(item.score, 4),
                         sources=sources,

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 from engine.signal import BuildJob, BuildReport, IndexOptions
 from engine.types import SYMBOL
+from signals.symbol.names import packages_on_disk, readable_name
 from signals.symbol.records import ChunkSpans, assign_owners, collect, foreign
 from signals.symbol.sources import gather
 from signals.symbol.table import TABLE_FILE, TABLE_VERSION, TREE_SITTER, write_table
@@ -50,8 +52,14 @@ class SymbolBuilder:
             sources.append(tree_sitter.source)
             owner.update(dict.fromkeys(tree_sitter.paths, TREE_SITTER))
 
-        records, references = collect(sources, owner, spans)
-        records.extend(tree_sitter.reused)
+        packages = packages_on_disk(job.repo_root, known)
+        records, references = collect(sources, owner, spans, packages)
+        # Rows carried over keep their lines and chunks, but a package added or removed
+        # elsewhere changes their module: their names are made again.
+        records.extend(
+            replace(r, readable=readable_name(r.path, r.symbol, packages) or r.readable)
+            for r in tree_sitter.reused
+        )
         # One order whatever was reused, so that ties rank the same after any update.
         records.sort(key=lambda r: (r.path, r.name_line, r.symbol))
         write_table(job.directory / TABLE_FILE, records, references)

@@ -1,17 +1,12 @@
-"""Readable names for the engine's own symbols, and the name and context parts searched.
+"""Readable names of definitions, and the name and context parts searched.
 
-The readable-name rule for engine-emitted (tree-sitter) definitions: the file's *module path*
-followed by the definition's qualified name, joined with ``.``. The module path is the
-repository-relative path with its last extension removed and ``/`` turned into ``.``; a final
-``__init__`` segment (a Python package's own file) is dropped::
-
-    toy/greeter.py    + Greeter.greet  ->  toy.greeter.Greeter.greet
-    toy/__init__.py   + make           ->  toy.make
-    src/app.test.ts   + run            ->  src.app.test.run
-    __init__.py       + main           ->  main
-
-Real indexers' symbols keep ``scip.symbols.readable_name`` (``toy.greeter.Greeter.greet`` for
-scip-python, ``src/shapes.ts.Circle`` for scip-typescript).
+Every definition's readable name, whatever index described it, is engine.qualified's one
+scheme: ``qualified_name(path, inner_name(symbol), packages)``, the file's module followed by
+the name within the file. The name within the file is the SCIP symbol's descriptors after
+its namespaces (the module, the path segments), so scip-python's
+``scip-python python toy 0.1 `toy.greeter`/Greeter#greet().`` and the engine's own
+``engine . . . toy/`greeter.py`/Greeter#greet().`` both give ``Greeter.greet``, and
+``toy.greeter.Greeter.greet`` in the end.
 
 Search matches a definition by its *name parts* (``parse_header_links`` -> parse, header,
 links) and, more weakly, by its *context parts*: the parts of its readable name before the
@@ -20,32 +15,45 @@ name itself and of its file path without the extension, minus the name's own par
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from functools import lru_cache
+from pathlib import Path
 
+from engine.qualified import PYTHON_SUFFIXES, qualified_name
 from engine.terms import identifier_parts, identifiers
+from scip.errors import ScipError
+from scip.symbols import parse_symbol
 
-_PACKAGE_FILE = "__init__"
+_SKIPPED_SUFFIXES = frozenset({"namespace", "parameter", "type_parameter", "meta"})
 
 
-def module_path(path: str) -> str:
-    """``toy/greeter.py`` -> ``toy.greeter``; ``toy/__init__.py`` -> ``toy``."""
-    segments = [s for s in path.split("/") if s]
-    if not segments:
+def inner_name(symbol: str) -> str:
+    """The name within its file of a SCIP symbol's definition (see the module docstring);
+    "" for a symbol that does not parse or names only a module or file."""
+    try:
+        parsed = parse_symbol(symbol)
+    except ScipError:
         return ""
-    last = segments[-1]
-    # A leading dot is a hidden file's name, not an extension (".eslintrc.js" -> ".eslintrc").
-    cut = last.rfind(".")
-    if cut > 0:
-        segments[-1] = last[:cut]
-    if segments[-1] == _PACKAGE_FILE:
-        segments.pop()
-    return ".".join(segments)
+    return ".".join(
+        d.name for d in parsed.descriptors if d.suffix not in _SKIPPED_SUFFIXES and d.name
+    )
 
 
-def engine_readable_name(path: str, qualified_name: str) -> str:
-    """The readable name of an engine-emitted definition (see the module docstring)."""
-    module = module_path(path)
-    return f"{module}.{qualified_name}" if module else qualified_name
+def readable_name(path: str, symbol: str, packages: Collection[str]) -> str:
+    """The readable (qualified) name of ``symbol`` defined in ``path``."""
+    return qualified_name(path, inner_name(symbol), packages)
+
+
+def packages_on_disk(root: Path, paths: Collection[str]) -> frozenset[str]:
+    """The folders above the Python files of ``paths`` that hold an ``__init__.py`` under
+    ``root`` (engine.qualified's packages, when the chunk store is not at hand)."""
+    folders: set[str] = set()
+    for path in paths:
+        if not path.endswith(PYTHON_SUFFIXES):
+            continue
+        parts = path.split("/")[:-1]
+        folders.update("/".join(parts[:depth]) for depth in range(1, len(parts) + 1))
+    return frozenset(f for f in folders if (root / f / "__init__.py").is_file())
 
 
 def qualified_key(readable: str) -> str:

@@ -20,9 +20,9 @@ from pathlib import Path
 
 from engine.types import Chunk
 from scip.reader import ScipDefinition
-from signals.symbol.names import engine_readable_name
+from signals.symbol.names import readable_name
 from signals.symbol.sources import SourceIndex
-from signals.symbol.table import TREE_SITTER, ReferenceRecord, SymbolRecord
+from signals.symbol.table import ReferenceRecord, SymbolRecord
 
 # Real indexers define every module (scip-python ``toy/__init__:``) and every file
 # (scip-typescript ``src/`shapes.ts`/``) as a symbol; they name files, not code, so they are
@@ -84,9 +84,15 @@ def foreign(source: SourceIndex, known_paths: Collection[str], repo_root: Path) 
 
 
 def collect(
-    sources: Sequence[SourceIndex], owner: dict[str, str], spans: ChunkSpans
+    sources: Sequence[SourceIndex],
+    owner: dict[str, str],
+    spans: ChunkSpans,
+    packages: Collection[str] = frozenset(),
 ) -> tuple[list[SymbolRecord], list[ReferenceRecord]]:
-    """The definitions and references of every owned file, with chunks and reference counts."""
+    """The definitions and references of every owned file, with chunks and reference counts.
+
+    ``packages`` are the folders holding an ``__init__.py`` (engine.qualified's scheme names
+    every definition: see names.py)."""
     kept: list[tuple[str, ScipDefinition, str]] = []  # (source name, definition, readable)
     for source in sources:
         if source.index is None:
@@ -94,9 +100,7 @@ def collect(
         for d in source.index.definitions:
             if owner.get(d.path) != source.name or not d.name or d.kind in SKIPPED_KINDS:
                 continue
-            readable = d.readable_name
-            if source.name == TREE_SITTER and readable.startswith(d.path + "."):
-                readable = engine_readable_name(d.path, readable[len(d.path) + 1 :])
+            readable = readable_name(d.path, d.symbol, packages) or d.readable_name
             kept.append((source.name, d, readable))
     defined = {d.symbol for _, d, _ in kept}
     references = [

@@ -31,6 +31,7 @@ class SymbolResolver:
 
         self._opened = opened
         self._table: SymbolTable | None = None
+        self._imports: dict[str, Mapping[str, str]] = {}
         self.warning = ""
         try:
             self._table = SymbolTable.open(opened.generation / SYMBOL)
@@ -43,6 +44,7 @@ class SymbolResolver:
 
     def definitions_named(self, names: Collection[str]) -> Mapping[str, Sequence[DefinitionSite]]:
         from engine.context.expansion import DefinitionSite
+        from signals.symbol.names import inner_name
         from signals.symbol.table import TREE_SITTER
 
         if self._table is None or not names:
@@ -64,6 +66,7 @@ class SymbolResolver:
                     end_line=record.end_line,
                     chunk_id=record.chunk_id,
                     indexed=record.source != TREE_SITTER,
+                    symbol_name=inner_name(record.symbol) or record.name,
                 )
             )
         return found
@@ -95,8 +98,23 @@ class SymbolResolver:
         # No index records this definition's uses: lookup matches its name in every chunk.
         return [
             ReferenceSite(
-                loc.path, loc.line, loc.start_line, loc.end_line, loc.enclosing, loc.exact
+                loc.path, loc.line, loc.start_line, loc.end_line, loc.enclosing, loc.indexed
             )
             for loc in find_references(self._opened.generation, store, site.symbol, limit=500)
             if loc.role == "reference"
         ]
+
+    def module_of(self, path: str) -> str:
+        from engine.qualified import module_name
+
+        return module_name(path, self._opened.store.package_dirs())
+
+    def imports_of(self, path: str) -> Mapping[str, str]:
+        """The file's imports (signals/symbol/imports.py), read from its stored chunks."""
+        from signals.symbol.imports import python_imports
+
+        found = self._imports.get(path)
+        if found is None:
+            text = "\n".join(c.text for c in self._opened.store.chunks_in_file(path))
+            found = self._imports[path] = python_imports(text, path, self.module_of(path))
+        return found

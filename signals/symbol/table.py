@@ -30,7 +30,7 @@ from signals.symbol.names import context_parts, name_parts, qualified_key
 from signals.symbol.scoring import idf, prior
 
 TABLE_FILE = "symbols.sqlite"
-TABLE_VERSION = 1
+TABLE_VERSION = 2  # 2: readable names in engine.qualified's scheme
 NAME_FIELD = "n"  # postings of the definitions' own name parts
 CONTEXT_FIELD = "c"  # postings of their context parts (enclosing names, path)
 
@@ -302,6 +302,19 @@ class SymbolTable:
             )
             found.extend(ReferenceRecord(*row) for row in rows)
         return found
+
+    def names(self) -> dict[str, int]:
+        """Every definition's own name with how many definitions have it."""
+        rows = self._all("SELECT name, count(*) FROM defs GROUP BY name")
+        return {str(n): int(c) for n, c in rows}
+
+    def in_file(self, path: str) -> list[SymbolRecord]:
+        """The definitions of one file, by start line (a scan: no index on the path)."""
+        rows = self._all(
+            f"SELECT {_DEF_COLUMNS} FROM defs WHERE path = ? ORDER BY start_line, end_line DESC",
+            (path,),
+        )
+        return [_record(row)[1] for row in rows]
 
     def records_from(self, source: str) -> list[SymbolRecord]:
         """Every definition the named source provided, in table order."""

@@ -50,11 +50,12 @@ def test_index_query_json_contract(env: Path) -> None:
         "content",
         "score",
         "sources",
+        "qualifiedName",  # present for a chunk of a definition (issue 17)
     ]
     assert first["repo"] == "toy-repo"
     assert first["filePath"] == "toy/greeter.py"
     assert (first["startLine"], first["endLine"]) == (1, 2)
-    assert first["symbolName"] == "toy.greeter.greet"
+    assert (first["symbolName"], first["qualifiedName"]) == ("greet", "toy.greeter.greet")
     assert first["content"] == "def greet(name):\n    return f'Hello {name}'"
     assert 0.0 <= first["score"] <= 1.0
     assert first["sources"] == ["lexical", "vector", "symbol"]
@@ -77,13 +78,11 @@ def test_text_output_escapes_control_characters_in_paths(env: Path, tmp_path: Pa
     code, out = run("query", "toy", "newline_name_function")
     assert code == 0
     header = out.splitlines()[0]
-    assert header.startswith(" 1. toy/new\\nline.py:1-2  toy.new\\nline.newline_name_function ")
+    assert header.startswith(" 1. toy/new\\nline.py:1-2  newline_name_function ")
     data = json.loads(run("query", "toy", "newline_name_function", "--json")[1])
     assert data["results"][0]["filePath"] == "toy/new\nline.py"
     code, out = run("defs", "toy", "newline_name_function")
-    assert out.splitlines()[0] == (
-        "toy/new\\nline.py:1  toy.new\\nline.newline_name_function  definition"
-    )
+    assert out.splitlines()[0] == ("toy/new\\nline.py:1  newline_name_function  definition")
 
     odd = tmp_path / "odd\nrepo"
     (odd / "pkg").mkdir(parents=True)
@@ -161,7 +160,7 @@ def test_defs_and_refs(env: Path) -> None:
         1,
         "definition",
     )
-    assert first["symbolName"] == "toy.greeter.greet"
+    assert (first["symbolName"], first["qualifiedName"]) == ("greet", "toy.greeter.greet")
     code, out = run("refs", "toy", "greet", "--json")
     refs = [r for r in json.loads(out)["results"] if r["role"] == "reference"]
     assert any(

@@ -62,7 +62,9 @@ def _adjusted(
         if query is None:
             continue
         if options.definitions:
-            factor, why = definition_factor(r.kind, r.name, r.symbol_name, r.path, query.names)
+            factor, why = definition_factor(
+                r.kind, r.name, r.qualified_name or r.symbol_name, r.path, query.names
+            )
             if factor != 1.0:
                 mine.append(Adjustment("definitions", factor, why))
     scores = [r.score * _product(f) for r, f in zip(results, factors, strict=True)]

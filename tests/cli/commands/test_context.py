@@ -57,7 +57,7 @@ def context_for(opened: OpenIndex, query: str, budget: int, **options: Any) -> d
 
 def expanded(data: dict[str, Any]) -> list[tuple[str, int, int, str]]:
     return [
-        (e["filePath"], e["startLine"], e["endLine"], e["symbolName"]) for e in data["expanded"]
+        (e["filePath"], e["startLine"], e["endLine"], e["qualifiedName"]) for e in data["expanded"]
     ]
 
 
@@ -73,12 +73,12 @@ def test_scip_references_pick_what_the_code_really_uses(opened: OpenIndex) -> No
 
     # greet() uses a parameter called `name`, not the field: the index knows.
     data = context_for(opened, "greet someone loudly", 2000, limit=1)
-    assert [p["symbolName"] for p in data["primary"]] == ["toy.greeter.greet"]
+    assert [p["qualifiedName"] for p in data["primary"]] == ["toy.greeter.greet"]
     assert expanded(data) == [("toy/util.py", 1, 3, "toy.util.shout")]
 
     # Greeter.greet reads self.name and calls the module's greet().
     data = context_for(opened, "Greeter.greet", 2000, limit=1)
-    assert [p["symbolName"] for p in data["primary"]] == ["toy.greeter.Greeter.greet"]
+    assert [p["qualifiedName"] for p in data["primary"]] == ["toy.greeter.Greeter.greet"]
     assert expanded(data) == [
         ("toy/greeter.py", 4, 6, "toy.greeter.greet"),
         ("toy/greeter.py", 13, 13, "toy.greeter.Greeter.name"),

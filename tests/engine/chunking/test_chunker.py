@@ -114,7 +114,8 @@ def test_class_chunk_holds_header_and_fields_but_not_method_bodies() -> None:
     assert {c.signature for c in result.chunks if c.kind == "class"} == {"class Config:"}
 
 
-def test_closing_brace_joins_the_chunk_before_it() -> None:
+def test_closing_brace_stays_with_its_own_definition() -> None:
+    """Issue 17: a method's chunk ends at its own last line, not its class's closing brace."""
     source = textwrap.dedent(
         """\
         class A {
@@ -128,10 +129,35 @@ def test_closing_brace_joins_the_chunk_before_it() -> None:
     )
     assert _rows(chunk_file("A.java", source, "java")) == [
         (1, 2, "class", "A"),
-        (4, 7, "method", "A.f"),
+        (4, 6, "method", "A.f"),
+        (7, 7, "class", "A"),  # the class's own last line
     ]
     header = "#ifndef A_H\n#define A_H\n\nint f(void) {\n  return 1;\n}\n\n#endif  /* A_H */\n"
-    assert _rows(chunk_file("a.h", header, "c")) == [(1, 2, "module", ""), (4, 8, "function", "f")]
+    assert _rows(chunk_file("a.h", header, "c")) == [
+        (1, 2, "module", ""),
+        (4, 6, "function", "f"),
+        (8, 8, "module", ""),
+    ]
+    fields = "class B {\n  void f() {}\n  int y;\n}\n"
+    # After a field the brace joins the class's chunk before it: same definition.
+    assert _rows(chunk_file("B.java", fields, "java")) == [
+        (1, 1, "class", "B"),
+        (2, 2, "method", "B.f"),
+        (3, 4, "class", "B"),
+    ]
+
+
+def test_typescript_method_range_does_not_swallow_the_class_brace() -> None:
+    """Issue 17: ``greet`` spans lines 2-4; its chunk was 2-5."""
+    source = "class Greeter {\n  greet(name: string): string {\n    return name;\n  }\n}\n"
+    result = chunk_file("greeter.ts", source, "typescript")
+    assert _rows(result) == [
+        (1, 1, "class", "Greeter"),
+        (2, 4, "method", "Greeter.greet"),
+        (5, 5, "class", "Greeter"),
+    ]
+    greet = next(d for d in result.definitions if d.name == "greet")
+    assert (greet.start_line, greet.end_line) == (2, 4)
 
 
 def test_long_function_is_split_at_statements_and_keeps_its_signature() -> None:

@@ -61,9 +61,11 @@ class FakeResolver:
         self,
         sites: Sequence[DefinitionSite],
         references: Mapping[str, Sequence[ReferenceSite]] | None = None,
+        imports: Mapping[str, Mapping[str, str]] | None = None,
     ) -> None:
         self.sites = list(sites)
         self.refs = dict(references or {})
+        self.imports = dict(imports or {})  # path -> the names it imports -> qualified names
 
     def definitions_named(self, names: Collection[str]) -> Mapping[str, Sequence[DefinitionSite]]:
         found: dict[str, list[DefinitionSite]] = {}
@@ -74,6 +76,12 @@ class FakeResolver:
 
     def references(self, target: DefinitionSite) -> Sequence[ReferenceSite]:
         return self.refs.get(target.key, [])
+
+    def imports_of(self, path: str) -> Mapping[str, str]:
+        return self.imports.get(path, {})
+
+    def module_of(self, path: str) -> str:
+        return path.removesuffix(".py").replace("/", ".")
 
 
 def words(text: str) -> int:
@@ -110,7 +118,7 @@ def test_expands_with_used_definitions_nearest_first() -> None:
     primary, expanded, data = build(FakeResolver(ALL_SITES), 1000)
     assert [b.result.path for b in primary] == ["pkg/app.py"]
     # parse_body: same file; render: pkg/views.py (same folder) wins over other/render.py.
-    assert [(b.result.path, b.result.symbol_name) for b in expanded] == [
+    assert [(b.result.path, b.result.qualified_name) for b in expanded] == [
         ("pkg/app.py", "pkg.app.parse_body"),
         ("pkg/views.py", "pkg.views.render"),
     ]
@@ -140,7 +148,7 @@ def test_more_users_rank_first() -> None:
         budget_tokens=1000,
         counter=COUNTER,
     )
-    assert [b.result.symbol_name for b in context.expanded] == [
+    assert [b.result.qualified_name for b in context.expanded] == [
         "pkg.views.render",
         "pkg.app.parse_body",
     ]
@@ -241,14 +249,14 @@ def test_what_does_not_fit_is_listed_as_dropped() -> None:
             "filePath": "pkg/app.py",
             "startLine": 6,
             "endLine": 7,
-            "symbolName": "pkg.app.parse_body",
+            "symbolName": "parse_body",
         },
         {
             "role": "expanded",
             "filePath": "pkg/views.py",
             "startLine": 1,
             "endLine": 2,
-            "symbolName": "pkg.views.render",
+            "symbolName": "render",
         },
     ]
 

@@ -158,8 +158,8 @@ def test_a_typescript_index_reads_through_the_builder(tmp_path: Path) -> None:
         radii = signal.search(Query("parse radii"), 3)
     finally:
         signal.close()
-    assert (hits[0].chunk_id, hits[0].symbol) == (3, "src/shapes.ts.totalArea")
-    assert (radii[0].chunk_id, radii[0].symbol) == (4, "src/index.ts.parseRadii")
+    assert (hits[0].chunk_id, hits[0].symbol) == (3, "src.shapes.totalArea")
+    assert (radii[0].chunk_id, radii[0].symbol) == (4, "src.index.parseRadii")
 
 
 def test_a_definition_in_a_file_without_chunks_is_a_chunkless_hit(tmp_path: Path) -> None:
@@ -263,4 +263,4 @@ def test_real_scip_typescript_through_the_builder(tmp_path: Path) -> None:
         hits = signal.search(Query("totalArea"), 1)
     finally:
         signal.close()
-    assert (hits[0].chunk_id, hits[0].symbol) == (1, "src/shapes.ts.totalArea")
+    assert (hits[0].chunk_id, hits[0].symbol) == (1, "src.shapes.totalArea")

@@ -30,7 +30,7 @@ def tree_sitter_generation(tmp_path: Path) -> Path:
 
 
 def brief(locations: list[SymbolLocation]) -> list[tuple[str, str, int, bool]]:
-    return [(loc.role, loc.path, loc.line, loc.exact) for loc in locations]
+    return [(loc.role, loc.path, loc.line, loc.indexed) for loc in locations]
 
 
 def test_definitions_exact_first_then_fuzzy(scip_generation: Path) -> None:

@@ -1,36 +1,40 @@
 from __future__ import annotations
 
-import pytest
+from pathlib import Path
 
 from signals.symbol.names import (
     context_parts,
-    engine_readable_name,
-    module_path,
+    inner_name,
     name_parts,
+    packages_on_disk,
     qualified_key,
+    readable_name,
 )
 
 
-@pytest.mark.parametrize(
-    ("path", "expected"),
-    [
-        ("toy/greeter.py", "toy.greeter"),
-        ("toy/__init__.py", "toy"),
-        ("__init__.py", ""),
-        ("src/app.test.ts", "src.app.test"),
-        ("Makefile", "Makefile"),
-        ("config/.eslintrc", "config..eslintrc"),
-        ("src/main/java/com/acme/Server.java", "src.main.java.com.acme.Server"),
-    ],
-)
-def test_module_path(path: str, expected: str) -> None:
-    assert module_path(path) == expected
+def test_inner_name_drops_the_module_and_path_namespaces() -> None:
+    assert inner_name("scip-python python toy 0.1 `toy.greeter`/Greeter#greet().") == (
+        "Greeter.greet"
+    )
+    assert inner_name("engine . . . toy/`greeter.py`/Greeter#greet().") == "Greeter.greet"
+    assert inner_name("scip-typescript npm toyts 0.1.0 src/`shapes.ts`/Circle#") == "Circle"
+    assert inner_name("scip-python python toy 0.1 toy/__init__:") == ""
+    assert inner_name("not a symbol") == ""
 
 
-def test_engine_readable_name_joins_module_and_qualified_name() -> None:
-    assert engine_readable_name("toy/greeter.py", "Greeter.greet") == "toy.greeter.Greeter.greet"
-    assert engine_readable_name("toy/__init__.py", "make") == "toy.make"
-    assert engine_readable_name("__init__.py", "main") == "main"
+def test_readable_name_is_importable_for_a_src_layout_package() -> None:
+    """Issue 17: ``src.flask.sansio.app.App.register_blueprint`` named no module."""
+    symbol = "engine . . . src/flask/sansio/`app.py`/App#register_blueprint()."
+    name = readable_name("src/flask/sansio/app.py", symbol, {"src/flask"})
+    assert name == "flask.sansio.app.App.register_blueprint"
+
+
+def test_packages_on_disk_finds_the_init_files(tmp_path: Path) -> None:
+    (tmp_path / "src" / "pkg" / "sub").mkdir(parents=True)
+    (tmp_path / "src" / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "src" / "pkg" / "sub" / "mod.py").write_text("x = 1\n")
+    found = packages_on_disk(tmp_path, ["src/pkg/sub/mod.py", "src/app.ts"])
+    assert found == {"src/pkg"}
 
 
 def test_qualified_key_unifies_separators() -> None:

@@ -58,8 +58,8 @@ def test_collect_keeps_code_definitions_and_counts_references(tmp_path: Path) ->
     by_name = {r.readable: r for r in records}
     # File namespaces are left out; everything else is kept with its readable name.
     assert "src/shapes.ts" not in by_name
-    assert by_name["src/shapes.ts.totalArea"].references == 2
-    assert by_name["src/shapes.ts.Circle"].references == 1
+    assert by_name["src.shapes.totalArea"].references == 2
+    assert by_name["src.shapes.Circle"].references == 1
     assert all(r.chunk_id is None for r in records)
     # Only references to symbols defined in the repository are kept (no lib.es5 ones).
     assert {r.symbol for r in references} <= {r.symbol for r in records}
