@@ -20,7 +20,7 @@ from pathlib import Path
 from engine.errors import RepoNotFound
 from engine.index.generations import current_generation
 from engine.index.home import Home
-from engine.index.opening import OpenIndex, open_index
+from engine.index.opening import FilesFactory, OpenIndex, open_index
 from engine.indexing.freshness import DiskFiles
 from engine.signal import OpenOptions, SignalPlugin
 
@@ -48,9 +48,13 @@ class IndexCache:
         *,
         opener: Opener | None = None,
         on_open: Callable[[str], None] | None = None,
+        files: FilesFactory | None = DiskFiles.of,
     ) -> None:
         self.home = home
         self._on_open = on_open  # called with the slug when a repository is first opened
+        # Every answer is checked against the files on disk (engine/search/freshness.py);
+        # None only for tests of generation consistency, which compare with the index alone.
+        self._files = files
         self._plugins = plugins
         self._opener = opener or self._open
         self._lock = threading.Lock()  # guards _slots and every slot's counters
@@ -64,7 +68,7 @@ class IndexCache:
             slug,
             self._plugins,
             OpenOptions(home=self.home.root),
-            files=DiskFiles.of,  # every answer is checked against the files on disk
+            files=self._files,
         )
         try:
             # One search while no other call can see this index: loads models and creates

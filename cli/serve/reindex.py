@@ -106,6 +106,12 @@ class ReindexJobs:
             }
         return job.outcome
 
+    def wait(self, slug: str, timeout_s: float) -> bool:
+        """Wait up to ``timeout_s`` for the running reindex of ``slug``; True once none runs."""
+        with self._lock:
+            job = self._running.get(slug)
+        return job is None or job.done.wait(timeout_s)
+
     def state(self, slug: str) -> dict[str, Any] | None:
         """The running job, or the outcome of the last one, for ``indexStatus``."""
         with self._lock:

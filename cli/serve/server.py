@@ -38,8 +38,10 @@ from cli.serve.indexes import IndexCache
 from cli.serve.reindex import CHILD_COMMAND, ReindexJobs
 from cli.serve.tools import TOOLS, ToolContext, ToolSpec, repo_names
 from cli.serve.transport import StdioWire, checked_stdio, claim_stdio
+from cli.serve.watching import SERVE_WATCH, RepoWatchers
 from engine.errors import EngineError, RepoNotFound
 from engine.index.home import Home, engine_home
+from engine.indexing.watch import WatchOptions
 
 log = logging.getLogger("cli.serve")
 
@@ -196,10 +198,16 @@ def _configure_logging() -> None:
     logging.getLogger("cli").setLevel(level)
 
 
-def serve(home_root: Path | None = None, *, reindex_command: Sequence[str] = CHILD_COMMAND) -> None:
+def serve(
+    home_root: Path | None = None,
+    *,
+    reindex_command: Sequence[str] = CHILD_COMMAND,
+    watch: WatchOptions | None = SERVE_WATCH,
+) -> None:
     """Serve the tools over stdin/stdout until stdin closes.
 
     ``reindex_command`` runs one reindex (the slug is appended); it prints the summary.
+    ``watch``: how opened repositories are watched and reindexed on change (None: not).
     """
     wire = claim_stdio()  # before anything that might print is imported
     _configure_logging()
@@ -208,8 +216,13 @@ def serve(home_root: Path | None = None, *, reindex_command: Sequence[str] = CHI
     from signals.registry import plugins
 
     home = Home(home_root or engine_home())
-    indexes = IndexCache(home, plugins())
+    # The cache tells the watchers what it opens; the watchers reindex through the jobs;
+    # the jobs refresh the cache (the lambda is called only once all three exist).
+    indexes = IndexCache(
+        home, plugins(), on_open=lambda slug: watchers.watch(slug) if watch else None
+    )
     jobs = ReindexJobs(home.root, command=reindex_command, on_done=indexes.refresh)
+    watchers = RepoWatchers(home, jobs, watch or SERVE_WATCH)
     context = ToolContext(home, indexes, jobs)
     server = build_server(context)
     log.info("engine serve: index home %s, tools %s", home.root, ", ".join(s.name for s in TOOLS))
@@ -218,7 +231,9 @@ def serve(home_root: Path | None = None, *, reindex_command: Sequence[str] = CHI
     except KeyboardInterrupt:
         log.info("interrupted")
     finally:
-        context.jobs.close()
+        watchers.stop()
+        context.jobs.close()  # also ends a reindex a watcher waits for
+        watchers.join()
         context.indexes.close()
     log.info("engine serve: stopped")
 
