@@ -108,6 +108,9 @@ class QueryCost:
     grep_tokens: int
     grep_rank: int | None  # files read to the first relevant one; None: a miss
     grep_words: tuple[str, ...]
+    # ours again with each result costing its code alone (no path, lines, score): what a
+    # count of snippet text gives
+    content_tokens: int = 0
     recall: dict[str, float] = field(default_factory=dict)  # "top10@2000" -> share of targets
     hit: dict[str, float] = field(default_factory=dict)
 
@@ -137,9 +140,11 @@ def measure_query(
         corpus, q.query, lambda path: repo.repo_path(path) in paths, max_files=max_files
     )
     grep_tokens = grep.tokens if grep.first_hit is not None else grep.tokens + penalty
+    code_only, _ = first_hit_tokens([count(r.content) for r in answer], covers, penalty)
     cost = QueryCost(
         q.id, q.repo, q.category, ours, rank, sum(costs), grep_tokens, grep.first_hit, grep.words
     )
+    cost.content_tokens = code_only
     deep = searcher.search(q.query, limit=DEEP_LIMIT).results
     for name, results in (("top10", answer), (f"top{DEEP_LIMIT}", deep)):
         for budget in budgets:
@@ -212,6 +217,11 @@ def summarize(costs: Sequence[QueryCost], queries: Sequence[BenchQuery]) -> dict
                 "misses": sum(c.ours_rank is None for c in costs),
                 "meanAnswerTokens": mean([float(c.answer_tokens) for c in costs]),
             },
+            "oursCodeOnly": {
+                "mean": _mean_of_repo_means(
+                    {c.id: float(c.content_tokens) for c in costs}, measured
+                ),
+            },
             "grep": {
                 "mean": _mean_of_repo_means(grep, measured),
                 "median": statistics.median(grep.values()) if grep else 0.0,
@@ -251,7 +261,12 @@ def table(summary: Mapping[str, Any]) -> str:
         "tokens to the first hit",
         head,
     ]
-    for name, side in (("ours (semanticSearch)", ours), ("grep then read", grep)):
+    sides = (
+        ("ours (semanticSearch)", ours),
+        ("ours, code only", first["oursCodeOnly"]),
+        ("grep then read", grep),
+    )
+    for name, side in sides:
         cells = "".join(f"{side['mean'][c]:>14,.0f}" for c in columns)
         rows.append(f"{name:<28}{cells}")
     rows += [

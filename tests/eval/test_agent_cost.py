@@ -87,6 +87,7 @@ def test_one_query_is_measured_on_both_sides_and_within_budgets(tmp_path: Path) 
     )
     per_result = result_tokens(RESULTS, words)
     assert (cost.ours_tokens, cost.ours_rank) == (per_result[0] + per_result[1], 2)
+    assert cost.content_tokens == words(RESULTS[0].content) + words(RESULTS[1].content)
     assert cost.answer_tokens == sum(per_result)
     # grep ranks noise.py first (more matching lines), then greeting.py.
     assert cost.grep_rank == 2
@@ -121,8 +122,8 @@ def cost(id: str, repo: str, category: str, ours: int, grep: int, recall: float)
         grep,
         1,
         ("w",),
-        {"top10@2000": recall},
-        {"top10@2000": 1.0},
+        recall={"top10@2000": recall},
+        hit={"top10@2000": 1.0},
     )
 
 
