@@ -182,6 +182,15 @@ class SignalOpener(Protocol):
     ) -> Signal: ...
 
 
+SignalCheck = Callable[[Path, Mapping[str, Any]], None]
+"""check(directory, meta): raises IndexCorrupt, IndexIncompatible or SignalUnavailable, saying
+what is wrong, when a published signal folder could not open; returns None when it could.
+
+Cheap, because ``engine status`` and every ``engine reindex`` run it: the files are there
+and their headers read, as the signal's own open path finds them (a FAISS index is not
+loaded, no model is). Damage deeper in a file is left to ``open`` and the search."""
+
+
 @dataclass(frozen=True, slots=True)
 class SignalPlugin:
     """A registry entry: how to build a signal's index and how to open it for search, and
@@ -198,3 +207,6 @@ class SignalPlugin:
     # before anything is written: raises UsageError with the fix. A signal that merely cannot
     # run (its library missing) is not an error here; its builder reports it.
     check_options: Callable[[IndexOptions], None] | None = None
+    # Whether a published folder of this signal is whole (``SignalCheck``): status reports a
+    # signal that fails it as damaged, and reindex rebuilds it. None: only ``open`` can tell.
+    check: SignalCheck | None = None

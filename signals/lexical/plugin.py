@@ -24,10 +24,20 @@ def _open(directory: Path, meta: Mapping[str, Any], options: OpenOptions) -> Sig
     return LexicalSignal.open(directory)
 
 
+def _check(directory: Path, meta: Mapping[str, Any]) -> None:
+    """``SignalPlugin.check``: the open itself, which costs under a millisecond."""
+    del meta
+    from signals.lexical.search import LexicalSignal
+
+    LexicalSignal.open(directory)
+
+
 def _analyze(drafts: Sequence[ChunkDraft]) -> Sequence[Any]:
     from signals.lexical.schema import analyze
 
     return analyze(drafts)
 
 
-PLUGIN = SignalPlugin(name=LEXICAL, make_builder=_builder, open=_open, analyze=_analyze)
+PLUGIN = SignalPlugin(
+    name=LEXICAL, make_builder=_builder, open=_open, analyze=_analyze, check=_check
+)

@@ -36,10 +36,11 @@ class LexicalSignal:
         import tantivy
 
         try:
-            index = tantivy.Index.open(str(directory))
+            # Opening the searcher opens every segment's files: a missing, emptied or
+            # truncated one fails here (a scribble inside one only when a search reads it).
+            return cls(tantivy.Index.open(str(directory)))
         except (ValueError, OSError) as exc:
             raise IndexCorrupt(f"lexical index at {directory} is unreadable ({exc})") from exc
-        return cls(index)
 
     def build_query(self, text: str) -> Any | None:
         import tantivy

@@ -24,6 +24,14 @@ def _open(directory: Path, meta: Mapping[str, Any], options: OpenOptions) -> Sig
     return SymbolSignal.open(directory)
 
 
+def _check(directory: Path, meta: Mapping[str, Any]) -> None:
+    """``SignalPlugin.check``: the table's open, which reads its meta and ranking arrays."""
+    del meta
+    from signals.symbol.table import SymbolTable
+
+    SymbolTable.open(directory).close()
+
+
 def _check_options(options: IndexOptions) -> None:
     """A ``--scip`` file must be a SCIP index with documents: otherwise it would be left out
     with a problem line, and the symbol signal built from tree-sitter alone. The file is read
@@ -42,4 +50,6 @@ def _check_options(options: IndexOptions) -> None:
         raise UsageError(f"--scip: {options.scip_file} holds no documents — {fix}")
 
 
-PLUGIN = SignalPlugin(name=SYMBOL, make_builder=_builder, open=_open, check_options=_check_options)
+PLUGIN = SignalPlugin(
+    name=SYMBOL, make_builder=_builder, open=_open, check_options=_check_options, check=_check
+)

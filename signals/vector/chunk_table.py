@@ -17,9 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from engine.types import Chunk, Filters
-
-ROWS_FILE = "chunks.npy"
-STRINGS_FILE = "chunks.json"
+from signals.vector.files import ROWS_FILE, STRINGS_FILE, check_table_files
 
 _Row = tuple[str, str, str]  # path, language, kind
 
@@ -30,6 +28,7 @@ class ChunkTable:
 
     @classmethod
     def load(cls, directory: Path) -> ChunkTable:
+        check_table_files(directory)  # VectorFilesDamaged, a ValueError
         table = np.load(directory / ROWS_FILE)
         strings = json.loads((directory / STRINGS_FILE).read_text(encoding="utf-8"))
         paths, languages, kinds = strings["paths"], strings["languages"], strings["kinds"]

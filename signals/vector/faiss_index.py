@@ -37,11 +37,15 @@ import numpy as np
 import numpy.typing as npt
 
 from signals.vector.embedder import FloatMatrix, FloatVector
+from signals.vector.files import (
+    INDEX_FILE,
+    LAYOUT_FILE,
+    TOMBSTONES_FILE,
+    check_index_files,
+    written_sizes,
+)
 
 PART_BITS = 4
-INDEX_FILE = "vectors.faiss"
-TOMBSTONES_FILE = "tombstones.npy"
-LAYOUT_FILE = "layout.json"
 
 HNSW_THRESHOLD = 500_000
 HNSW_M = 32
@@ -92,7 +96,7 @@ class VectorStore:
     ) -> VectorStore:
         import faiss
 
-        layout_data = json.loads((directory / LAYOUT_FILE).read_text(encoding="utf-8"))
+        layout_data = check_index_files(directory)  # VectorFilesDamaged, a ValueError
         layout: Layout = "hnsw" if layout_data.get("layout") == "hnsw" else "flat"
         flags = faiss.IO_FLAG_MMAP if mmap else 0
         index = faiss.read_index(str(directory / INDEX_FILE), flags)
@@ -187,9 +191,8 @@ class VectorStore:
             raise _write_error(exc, target) from exc
         if len(self._dead):
             np.save(directory / TOMBSTONES_FILE, self._dead)
-        (directory / LAYOUT_FILE).write_text(
-            json.dumps({"layout": self._layout, "dim": self.dim}), encoding="utf-8"
-        )
+        layout = {"layout": self._layout, "dim": self.dim, "bytes": written_sizes(directory)}
+        (directory / LAYOUT_FILE).write_text(json.dumps(layout), encoding="utf-8")
 
     def _rebuild(self, layout: Layout) -> None:
         import faiss

@@ -6,9 +6,11 @@ of ``settings`` match what its meta recorded.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from engine.errors import SignalUnavailable
 from signals.vector.documents import DOC_FORMAT
 
 VECTOR_FORMAT = 1  # files of this signal's folder; bump to force every index to rebuild
@@ -39,3 +41,11 @@ def settings(
         "max_parts": max_parts,
         "document_tokens": document_tokens,
     }
+
+
+def check_meta(meta: Mapping[str, Any]) -> None:
+    """Raises SignalUnavailable unless ``meta`` is what this engine's builder records."""
+    if meta.get("format") != VECTOR_FORMAT or not isinstance(meta.get("model"), Mapping):
+        raise SignalUnavailable(
+            "the vector index was written by another version of engine; run `engine index` again"
+        )

@@ -27,6 +27,19 @@ def open_signal(directory: Path, meta: Mapping[str, Any], options: OpenOptions) 
     return open_vector_signal(directory, meta, options)
 
 
+def check_signal(directory: Path, meta: Mapping[str, Any]) -> None:
+    """``SignalPlugin.check``: the meta this engine writes and whole files, without importing
+    numpy or FAISS (``engine status`` stays fast)."""
+    from signals.vector.files import VectorFilesDamaged, check_files, unreadable
+    from signals.vector.meta import check_meta
+
+    check_meta(meta)
+    try:
+        check_files(directory)
+    except VectorFilesDamaged as err:
+        raise unreadable(directory, err) from None
+
+
 def check_options(options: IndexOptions) -> None:
     """A ``--model`` folder must hold a model: otherwise the index would be built with the
     vector signal off, which the user did not ask for."""
@@ -41,5 +54,9 @@ def check_options(options: IndexOptions) -> None:
 
 
 PLUGIN = SignalPlugin(
-    name=VECTOR, make_builder=make_builder, open=open_signal, check_options=check_options
+    name=VECTOR,
+    make_builder=make_builder,
+    open=open_signal,
+    check_options=check_options,
+    check=check_signal,
 )

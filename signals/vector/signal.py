@@ -20,8 +20,9 @@ from engine.types import VECTOR, Filters, Hit, Query
 from signals.vector.chunk_table import ChunkTable
 from signals.vector.embedder import Embedder
 from signals.vector.faiss_index import VectorStore, chunk_ids_of
+from signals.vector.files import unreadable
 from signals.vector.loader import load_query_embedder, mismatch_warning
-from signals.vector.meta import VECTOR_FORMAT
+from signals.vector.meta import check_meta
 
 # Candidates fetched per wanted hit: parts of one chunk collapse into one hit, and filters
 # drop some. Flat search cost does not depend on k; HNSW's barely does below efSearch.
@@ -100,10 +101,7 @@ def open_vector_signal(
     directory: Path, meta: Mapping[str, Any], options: OpenOptions, *, threads: int = 1
 ) -> VectorSignal:
     """Open a generation's vector folder; SignalUnavailable says what to do when it cannot."""
-    if meta.get("format") != VECTOR_FORMAT or not isinstance(meta.get("model"), Mapping):
-        raise SignalUnavailable(
-            "the vector index was written by another version of engine; run `engine index` again"
-        )
+    check_meta(meta)
     model = meta["model"]
     # The model session opens on another thread while this one imports FAISS and reads the
     # index: onnxruntime builds the session without holding the GIL, and a cold query
@@ -115,9 +113,7 @@ def open_vector_signal(
         try:
             store = VectorStore.load(directory)
         except (OSError, RuntimeError, ValueError) as err:
-            raise SignalUnavailable(
-                f"the vector index in {directory} is unreadable ({err}); run `engine index` again"
-            ) from err
+            raise unreadable(directory, err) from err
         embedder = loading.result()
     if store.dim != embedder.dim:
         raise SignalUnavailable(
