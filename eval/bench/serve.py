@@ -4,7 +4,8 @@
 ``--corpus``) into a temporary $ENGINE_HOME, starts ``engine serve`` as a child process, talks
 to it with the official MCP client, and prints: the first (cold) call, warm sequential call
 latency (p50/p95/p99), the same searches in-process (so the protocol's share is visible),
-throughput with concurrent callers, and the server's RSS before, during and after the run.
+throughput with concurrent callers, the server's RSS before, during and after the run, and
+what the freshness check (every answer checked against the files on disk) costs per search.
 Like the CLI, it is a composition root.
 """
 
@@ -28,7 +29,9 @@ from mcp.client.stdio import stdio_client
 
 from engine.index.home import Home
 from engine.index.opening import open_index
+from engine.indexing.freshness import RACY_WINDOW_NS, DiskFiles
 from engine.indexing.indexer import Indexer
+from engine.search.freshness import checked
 from engine.signal import IndexOptions, OpenOptions
 from eval.bench.corpus import QUERIES
 from eval.metrics import percentile
@@ -178,9 +181,10 @@ async def drive(args: argparse.Namespace, home_dir: Path) -> None:
 def in_process(
     home_dir: Path, calls: int, limit: int
 ) -> tuple[list[float], dict[str, list[float]]]:
-    """The same searches without the server: the engine's own share, overall and per signal."""
+    """The same searches without the server: the engine's own share, overall and per signal
+    (the freshness check included, as the server runs it; ``freshness_cost`` prices it)."""
     home = Home(home_dir)
-    opened = open_index(home, SLUG, plugins(), OpenOptions(home=home_dir))
+    opened = open_index(home, SLUG, plugins(), OpenOptions(home=home_dir), files=DiskFiles.of)
     try:
         for query in QUERIES:
             opened.searcher.search(query, limit=limit)
@@ -193,6 +197,36 @@ def in_process(
             for run in response.runs:
                 per_signal.setdefault(run.signal, []).append(run.latency_ms)
         return latencies, per_signal
+    finally:
+        opened.close()
+
+
+def freshness_cost(home_dir: Path, calls: int, limit: int) -> dict[str, list[float]]:
+    """What the freshness check (engine/search/freshness.py) adds to one warm search, on the
+    results of the same queries: as the index stands (files written shortly before the index
+    scanned them are hashed every time: the racy rule), with every stat trusted (the common
+    case once the files are older than the scan), and with every result file hashed."""
+    home = Home(home_dir)
+    opened = open_index(home, SLUG, plugins(), OpenOptions(home=home_dir))
+    try:
+        root, store, scanned = opened.entry.root, opened.store, opened.manifest.scanned_at_ns
+        views = {
+            "as indexed": DiskFiles(root, store, scanned),
+            "stat only": DiskFiles(root, store, time.time_ns() + 2 * RACY_WINDOW_NS),
+            "hash every file": DiskFiles(root, store, 0),
+        }
+        answers = [
+            opened.searcher.search(QUERIES[n % len(QUERIES)], limit=limit).results
+            for n in range(min(calls, 4 * len(QUERIES)))
+        ]
+        costs: dict[str, list[float]] = {name: [] for name in views}
+        for number in range(calls):
+            results = answers[number % len(answers)]
+            for name, view in views.items():
+                started = time.perf_counter()
+                checked(results, view, SLUG)
+                costs[name].append((time.perf_counter() - started) * 1000)
+        return costs
     finally:
         opened.close()
 
@@ -260,6 +294,9 @@ def main(argv: list[str] | None = None) -> None:
         print(f"\nsame searches in-process ({args.calls} calls)")
         print(f"  searcher.search        {summary(latencies)}")
         for name, values in per_signal.items():
+            print(f"    {name:<20} {summary(values)}")
+        print(f"\nfreshness check alone, per search ({args.calls} calls, limit {args.limit})")
+        for name, values in freshness_cost(home_dir, args.calls, args.limit).items():
             print(f"    {name:<20} {summary(values)}")
     finally:
         if args.keep is None:
