@@ -10,6 +10,7 @@ from cli.invocation import Invocation, errors_reported, json_option, plugins
 from cli.output import check_locations, dumps, location_json, printable, printable_code
 from engine.index.home import Home, validate_slug
 from engine.signal import OpenOptions, SignalPlugin
+from engine.types import SYMBOL
 
 
 def lookup(
@@ -26,8 +27,15 @@ def lookup(
     from engine.search.searcher import clean_query
     from signals.symbol.lookup import find_definitions, find_references, suggest_names
 
+    # The symbol signal alone: it is what answers, so when it cannot open the error names
+    # the fix (and the embedding model is not loaded for nothing).
     opened = open_index(
-        home, validate_slug(slug), plugins, OpenOptions(home=home.root), files=DiskFiles.of
+        home,
+        validate_slug(slug),
+        plugins,
+        OpenOptions(home=home.root),
+        only=[SYMBOL],
+        files=DiskFiles.of,
     )
     try:
         if references:

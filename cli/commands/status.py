@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from cli.invocation import Invocation, errors_reported, json_option
+from cli.invocation import Invocation, errors_reported, json_option, plugins
 from cli.output import dumps, printable
 from engine.errors import EngineError
 from engine.index.home import validate_slug
@@ -22,10 +22,11 @@ def status(slug: str | None, as_json: bool) -> None:
         from engine.indexing.status import repo_status
 
         slugs = [validate_slug(slug)] if slug else [e.slug for e in run.home.list()]
+        registered = plugins()
         found: list[dict[str, Any]] = []
         for name in slugs:
             try:
-                found.append(repo_status(run.home, name))
+                found.append(repo_status(run.home, name, registered))
             except EngineError as exc:
                 if slug:
                     raise
@@ -49,9 +50,18 @@ def _print_status(item: dict[str, Any]) -> None:
         click.echo(f"  commit {item['sourceCommit']}")
     languages = ", ".join(f"{k} {v}" for k, v in item["languages"].items())
     click.echo(f"  {item['files']} files, {item['chunks']} chunks ({languages})")
+    if item.get("storeDamaged"):
+        click.secho(
+            f"  the chunk store is damaged: {item['storeDamaged']} — run {item['fix']}",
+            fg="yellow",
+        )
     for name, state in item["signals"].items():
+        if state.get("damaged"):
+            message = printable(state["message"])
+            click.secho(f"  {name}: not ready, {message} — run {item['fix']}", fg="yellow")
+            continue
         ready = "ready" if state["ready"] else "not ready"
-        extra = "" if state.get("synced", True) else " (updating)"
+        extra = "" if state.get("synced", True) or not state["ready"] else " (updating)"
         click.echo(f"  {name}: {ready}{extra} {state.get('message', '')}".rstrip())
     changed = item.get("changedSinceBuild")
     if changed is None:

@@ -73,6 +73,9 @@ class Manifest:
     # Wall clock (time.time_ns) before the walk stat'ed any file; 0 for an index from before
     # the racy-file rule (every file is racy once).
     scanned_at_ns: int = 0
+    # What identified the chunk store's bytes when the generation was published
+    # (engine/index/health.py's ``store_stamp``); "" for an index from before the stamp.
+    store_stamp: str = ""
     # The git snapshot taken before any file was read; None when none was (outside git).
     source_dirty: tuple[str, ...] | None = None  # paths not clean at that moment
     source_checked_ns: int | None = None  # wall clock (time.time_ns) when git was asked
@@ -95,6 +98,7 @@ class Manifest:
             "skipped": dict(self.skipped),
             "problems": list(self.problems),
             "scanned_at_ns": self.scanned_at_ns,
+            "store_stamp": self.store_stamp,
             "signals": {name: state.to_json() for name, state in self.signals.items()},
         }
         if self.source_dirty is not None:
@@ -151,6 +155,7 @@ def parse_manifest(data: object) -> Manifest:
         skipped=_counts(data, "skipped"),
         problems=_strings(data, "problems"),
         scanned_at_ns=_int(data, "scanned_at_ns"),
+        store_stamp=_str(data, "store_stamp"),
         source_dirty=None if dirty is None else _strings(data, "source_dirty"),
         source_checked_ns=None if checked_ns is None else _int(data, "source_checked_ns"),
         signals={

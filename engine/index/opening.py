@@ -160,6 +160,8 @@ def _open_published(
             )
     if not signals:
         store.close()
+        if len(warnings) == 1:  # the one signal asked for (``only``): its warning has the fix
+            raise IndexCorrupt(warnings[0])
         raise IndexCorrupt(
             f"no signal of {slug} can answer ({'; '.join(warnings)}) — {rebuild_hint(entry)}"
         )

@@ -31,6 +31,7 @@ from engine.index.generations import (
     publish,
     writer_lock,
 )
+from engine.index.health import signal_damage, store_change, store_stamp
 from engine.index.home import Home, RepoEntry
 from engine.index.manifest import Manifest, SignalState, read_manifest, write_manifest
 from engine.index.store import STORE_FILE, ChunkStore, FileRecord, FileRows
@@ -116,7 +117,9 @@ def source_commit(root: Path) -> str:
 
 
 def _publish(entry: RepoEntry, generation: Path, manifest: Manifest, report: IndexReport) -> None:
-    """Write the manifest, publish the generation and note it in the report."""
+    """Write the manifest (with the closed store's stamp), publish the generation and note it
+    in the report."""
+    manifest = replace(manifest, store_stamp=store_stamp(generation / STORE_FILE))
     write_manifest(generation, manifest)
     publish(entry.directory, generation)
     report.generation = generation.name
@@ -259,9 +262,18 @@ class Indexer:
 
     # --- the update itself ------------------------------------------------------------------
 
-    def _previous(self, entry: RepoEntry, full: bool) -> tuple[Path | None, Manifest]:
+    def _previous(
+        self, entry: RepoEntry, full: bool, report: IndexReport
+    ) -> tuple[Path | None, Manifest]:
         """The generation to start from and its manifest, or (None, ``Manifest()``) for a
-        clean build."""
+        clean build.
+
+        Damage ``engine.index.health`` finds is repaired here, and named in the report's
+        problems: a chunk store changed since it was published means a clean build (no row
+        of it can be trusted, and the signals were built from the rows before the change); a
+        signal whose folder fails its check is marked not ready, so that it is built again
+        from the store while the others update as usual.
+        """
         clean = None, Manifest()
         if full:
             return clean
@@ -275,15 +287,29 @@ class Indexer:
         if manifest.chunker_version != CHUNKER_VERSION:
             return clean
         try:
-            ChunkStore.open_readonly(previous / STORE_FILE).close()
+            store = ChunkStore.open_readonly(previous / STORE_FILE)
         except IndexCorrupt:
             return clean  # a missing or damaged store: rebuild rather than copy it
-        return previous, manifest
+        try:
+            changed = store_change(store, manifest)
+        finally:
+            store.close()
+        if changed:
+            report.problems.append(f"{STORE_FILE}: {changed}; rebuilt from the files")
+            return clean
+        damaged = signal_damage(previous, manifest, self.plugins)
+        for name, why in damaged.items():
+            report.problems.append(f"{name} signal: {why}; rebuilt from the chunk store")
+        states = {
+            **manifest.signals,
+            **{name: SignalState(False, False, f"damaged: {why}") for name, why in damaged.items()},
+        }
+        return previous, replace(manifest, signals=states)
 
     def _update(self, entry: RepoEntry, *, full: bool) -> IndexReport:
         report = IndexReport(repo=entry.slug, root=str(entry.root))
         collect_garbage(entry.directory)
-        previous, manifest = self._previous(entry, full)
+        previous, manifest = self._previous(entry, full, report)
         report.full_rebuild = previous is None
 
         started = time.perf_counter()
