@@ -103,11 +103,16 @@ class FreshnessCheck:
         placed = self.place(result.path, result.start_line, result.end_line, result.content)
         if placed.freshness == "current":
             return result
+        shift = placed.start_line - result.start_line  # 0 for a stale result
         return replace(
             result,
             start_line=placed.start_line,
             end_line=placed.end_line,
             freshness=placed.freshness,
+            # The enclosing definition moved with its chunk (0: the chunk is the whole one).
+            definition_start_line=result.definition_start_line
+            and result.definition_start_line + shift,
+            definition_end_line=result.definition_end_line and result.definition_end_line + shift,
         )
 
     def warnings(self) -> list[str]:

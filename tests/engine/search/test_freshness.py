@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from engine.search.freshness import FileNow, checked, relocate
 from engine.search.searcher import Searcher
 from engine.types import Hit, Result
@@ -42,6 +44,13 @@ def test_five_lines_added_on_top_moves_the_result_to_its_current_lines() -> None
     assert "stale" not in moved.contract_json()
     assert "a.py (moved)" in warnings[0]
     assert "engine reindex toy" in warnings[0]
+
+
+def test_a_moved_chunk_moves_its_enclosing_definition_too() -> None:
+    files = FakeFiles({"a.py": FileNow("changed", "\n\nclass A:\n" + GREET + "\n")})
+    inside = replace(result("a.py", 2, GREET), definition_start_line=1, definition_end_line=3)
+    (moved,), _ = checked([inside], files, "toy")
+    assert (moved.start_line, moved.definition_start_line, moved.definition_end_line) == (4, 3, 5)
 
 
 def test_a_change_elsewhere_in_the_file_is_not_a_move() -> None:
