@@ -46,8 +46,8 @@ def verify(slug: str, sample: int, seed: int | None, as_json: bool) -> None:
         )
         for item in report.examples:
             click.echo(f"  {printable(item.path)}:{item.start_line}-{item.end_line}  {item.reason}")
-        if report.reindex_suggested:
-            click.secho(
-                f"  more than {report.threshold:.0%} stale — run engine reindex {slug}",
-                fg="yellow",
-            )
+        if report.stale:
+            # The fix JSON gives: reindex trusts size and mtime, which is what missed these.
+            lead = f"more than {report.threshold:.0%} stale" if report.reindex_suggested else ""
+            lead = lead or "stale chunks found"
+            click.secho(f"  {lead} — run {printable(report.fix(slug))}", fg="yellow")

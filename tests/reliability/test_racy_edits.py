@@ -10,6 +10,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from click.testing import CliRunner
+
+from cli.main import main
 from engine.index.home import Home
 from engine.indexing.freshness import RACY_WINDOW_NS, is_racy
 from tests.reliability.conftest import cli, index, search, stored_chunks
@@ -68,3 +71,18 @@ def test_verify_advises_a_command_that_repairs_what_it_found(home: Home, indexed
     assert code == 0
     code, data = cli("verify", "toy")
     assert data["stale"] == 0, data
+
+
+def test_verify_as_text_advises_the_same_command(home: Home, indexed: Path) -> None:
+    # It used to print "run engine reindex toy", which finds such an edit up to date.
+    target = indexed / "toy" / "retry.py"
+    old = target.stat().st_mtime_ns - 10 * RACY_WINDOW_NS
+    os.utime(target, ns=(old, old))
+    index(home, indexed)
+    edit_keeping_stat(target, "backoff_delay", "jitter_window")
+    code, data = cli("verify", "toy")
+    assert code == 0 and data["stale"], data
+    result = CliRunner().invoke(main, ["verify", "toy"])
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[-1].endswith(f" — run {data['fix']}"), result.output
+    assert "engine reindex toy" not in result.output, result.output

@@ -16,7 +16,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
+from cli.main import main
 from engine.index.home import Home
 from engine.index.manifest import read_manifest, write_manifest
 from engine.index.store import STORE_FILE
@@ -99,6 +101,9 @@ def test_status_counts_what_is_there_and_a_plain_reindex_repairs_the_store(
     assert status["storeDamaged"], status
     assert status["damaged"] == [f"the chunk store: {status['storeDamaged']}"], status
     assert status["fix"] == "engine reindex toy"
+    text = CliRunner().invoke(main, ["status", "toy"]).output
+    assert f"the chunk store is damaged: {status['storeDamaged']} — run engine reindex toy" in text
+    assert f"{status['files']} files, {status['chunks']} chunks" in text, text
 
     code, report = cli("reindex", "toy")
     assert code == 0, report
