@@ -280,3 +280,9 @@ def _language_of_shebang(first_line: str) -> str | None:
     # python3.11 -> python, ruby2.7 -> ruby
     base = re.sub(r"[0-9.]+$", "", interpreter)
     return _INTERPRETERS.get(base)
+
+
+# Every language name the index can hold, for filters that must say when a name is unknown.
+KNOWN_LANGUAGES: frozenset[str] = frozenset(
+    {*LANGUAGES_WITH_GRAMMAR, *_EXTENSIONS.values(), *_FILE_NAMES.values(), *_INTERPRETERS.values()}
+)

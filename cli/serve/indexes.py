@@ -55,7 +55,7 @@ class IndexCache:
         # Every answer is checked against the files on disk (engine/search/freshness.py);
         # None only for tests of generation consistency, which compare with the index alone.
         self._files = files
-        self._plugins = plugins
+        self.plugins = plugins  # the registered signals, also for status checks
         self._opener = opener or self._open
         self._lock = threading.Lock()  # guards _slots and every slot's counters
         self._opening: dict[str, threading.Lock] = {}  # one opener per repository at a time
@@ -66,7 +66,7 @@ class IndexCache:
         opened = open_index(
             self.home,
             slug,
-            self._plugins,
+            self.plugins,
             OpenOptions(home=self.home.root),
             files=self._files,
         )

@@ -9,8 +9,9 @@ The child watches its stdin, a pipe only the server holds: when the server exits
 shuts the job down, the pipe closes and the child interrupts itself, so the indexer removes
 its unpublished generation and no orphan keeps running.
 
-Run as ``python -m cli.serve.reindex SLUG``: prints one JSON object on stdout, the summary
-of the update or ``{"error": ...}``.
+Run as ``python -m cli.serve.reindex SLUG`` (or ``--root PATH SLUG`` to index a new folder):
+prints progress lines ``{"progress": {"stage", "done", "total"}}`` while it works, then one
+JSON object on stdout, the summary of the update or ``{"error": ...}``.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ import orjson
 log = logging.getLogger(__name__)
 
 MAX_PROBLEMS = 20  # per-file problems listed in a summary; the count is always complete
+PROGRESS_EVERY_S = 0.5  # the child reports progress at most this often
 STOP_GRACE_S = 1.5  # how long a child gets to clean up before it is killed
 
 
@@ -43,10 +45,14 @@ class Job:
     done: threading.Event = field(default_factory=threading.Event)
     outcome: dict[str, Any] = field(default_factory=dict)  # set before ``done``
     finished: float = 0.0
+    progress: dict[str, Any] = field(default_factory=dict)  # the child's last progress line
+    listeners: list[ProgressListener] = field(default_factory=list)
 
     def age_s(self) -> float:
         return round(time.monotonic() - self.started, 1)
 
+
+ProgressListener = Callable[[dict[str, Any]], None]
 
 CHILD_COMMAND = (sys.executable, "-m", "cli.serve.reindex")  # the slug is appended
 
@@ -77,8 +83,17 @@ class ReindexJobs:
         self._last: dict[str, Job] = {}
         self._closed = False
 
-    def run(self, slug: str, *, wait_s: float) -> dict[str, Any]:
-        """Start reindexing ``slug`` and wait up to ``wait_s`` seconds for the summary."""
+    def run(
+        self,
+        slug: str,
+        *,
+        wait_s: float,
+        root: Path | None = None,
+        on_progress: ProgressListener | None = None,
+    ) -> dict[str, Any]:
+        """Start reindexing ``slug`` (with ``root``: indexing that folder as ``slug`` for the
+        first time) and wait up to ``wait_s`` seconds for the summary; ``on_progress`` gets
+        the child's progress lines meanwhile."""
         with self._lock:
             if self._closed:
                 return {"error": "the server is shutting down — no new reindex was started"}
@@ -93,8 +108,15 @@ class ReindexJobs:
                         f"published — call indexStatus('{slug}') to see when it is done"
                     ),
                 }
-            job = self._start(slug)
-        if not job.done.wait(wait_s):
+            job = self._start(slug, root)
+            if on_progress is not None:
+                job.listeners.append(on_progress)
+        finished = job.done.wait(wait_s)
+        if on_progress is not None:
+            with self._lock:
+                if on_progress in job.listeners:
+                    job.listeners.remove(on_progress)
+        if not finished:
             return {
                 "repo": slug,
                 "status": "running",
@@ -117,7 +139,13 @@ class ReindexJobs:
         with self._lock:
             running = self._running.get(slug)
             if running is not None:
-                return {"status": "running", "startedSecondsAgo": running.age_s()}
+                state: dict[str, Any] = {
+                    "status": "running",
+                    "startedSecondsAgo": running.age_s(),
+                }
+                if running.progress:
+                    state["progress"] = dict(running.progress)
+                return state
             last = self._last.get(slug)
         if last is None:
             return None
@@ -131,10 +159,11 @@ class ReindexJobs:
             "finishedSecondsAgo": ago,
         }
 
-    def _start(self, slug: str) -> Job:
+    def _start(self, slug: str, root: Path | None = None) -> Job:
         """Spawn the child (caller holds the lock)."""
+        first = ["--root", str(root)] if root is not None else []
         process = subprocess.Popen(
-            [*self._command, slug],
+            [*self._command, *first, slug],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=None,  # the child's warnings join the server's log
@@ -153,7 +182,22 @@ class ReindexJobs:
         output = b""
         if stdout is not None:
             with stdout:
-                output = stdout.read()
+                for line in stdout:
+                    if not line.startswith(b'{"progress"'):
+                        output += line
+                        continue
+                    try:
+                        progress = orjson.loads(line)["progress"]
+                    except (orjson.JSONDecodeError, KeyError, TypeError):
+                        continue
+                    with self._lock:
+                        job.progress = progress
+                        listeners = list(job.listeners)
+                    for listener in listeners:
+                        try:
+                            listener(progress)
+                        except Exception:  # a client gone away must not stop the job
+                            log.debug("progress listener failed", exc_info=True)
         code = job.process.wait()
         if job.process.stdin is not None:
             job.process.stdin.close()
@@ -219,7 +263,7 @@ def child_main(argv: Sequence[str] | None = None) -> None:
     code = 1
     try:
         threading.Thread(target=_interrupt_when_parent_goes, args=(0,), daemon=True).start()
-        result = _reindex(args)
+        result = _reindex(args, _progress_lines(out))
         code = 0 if "error" not in result else 1
     except KeyboardInterrupt:
         result = {"error": "the reindex was interrupted — the previous index is intact"}
@@ -228,7 +272,23 @@ def child_main(argv: Sequence[str] | None = None) -> None:
     sys.exit(code)
 
 
-def _reindex(args: Sequence[str]) -> dict[str, Any]:
+def _progress_lines(out: IO[bytes]) -> Callable[[str, int, int], None]:
+    """An indexer progress callback that writes a progress line at most every so often."""
+    last = [0.0]
+
+    def report(stage: str, done: int, total: int) -> None:
+        now = time.monotonic()
+        if now - last[0] < PROGRESS_EVERY_S and done != total:
+            return
+        last[0] = now
+        line = {"progress": {"stage": stage, "done": done, "total": total}}
+        out.write(orjson.dumps(line) + b"\n")
+        out.flush()
+
+    return report
+
+
+def _reindex(args: Sequence[str], progress: Callable[[str, int, int], None]) -> dict[str, Any]:
     from cli.output import report_json
     from engine.errors import EngineError, IndexBusy
     from engine.index.home import Home, engine_home, validate_slug
@@ -236,15 +296,21 @@ def _reindex(args: Sequence[str]) -> dict[str, Any]:
     from engine.signal import IndexOptions
     from signals.registry import plugins
 
+    args = list(args)
+    root: Path | None = None
+    if len(args) == 3 and args[0] == "--root":
+        root = Path(args[1])
+        args = args[2:]
     if len(args) != 1:
-        return {"error": "usage: python -m cli.serve.reindex SLUG"}
+        return {"error": "usage: python -m cli.serve.reindex [--root PATH] SLUG"}
     home = Home(engine_home())
     try:
         slug = validate_slug(args[0])
-        report = Indexer(home, plugins(), IndexOptions(home=home.root)).reindex(slug)
+        indexer = Indexer(home, plugins(), IndexOptions(home=home.root), progress=progress)
+        report = indexer.index(slug, root) if root is not None else indexer.reindex(slug)
     except IndexBusy:
         return {
-            "error": f"{args[0]} is being indexed by another process; searches use the "
+            "error": f"{args[-1]} is being indexed by another process; searches use the "
             "previous index meanwhile — call reindex again once it is done"
         }
     except EngineError as exc:

@@ -12,6 +12,7 @@ logs go to stderr. The server ends, with exit code 0, when its stdin closes.
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import inspect
 import logging
@@ -25,6 +26,8 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.from_thread
+import anyio.lowlevel
 import anyio.to_thread
 import orjson
 from mcp.server.lowlevel import Server
@@ -48,10 +51,19 @@ log = logging.getLogger("cli.serve")
 MAX_CONCURRENT_CALLS = 8  # tool calls on worker threads at once; more wait their turn
 
 INSTRUCTIONS = """\
-Code search over locally indexed repositories. Start with listRepos to see what is indexed, \
-then semanticSearch to find the code that answers a question (it returns file paths, exact \
-1-based line ranges and the code itself). After editing files, call reindex so later searches \
-see the changes."""
+Code search over locally indexed repositories: answers are file paths, exact 1-based line \
+ranges and the code itself, within a token budget. Start with listRepos (indexRepository adds \
+a folder). Then, instead of grep and reading whole files:
+- semanticSearch: code that answers a question or matches a description, ranked (any \
+wording; several repositories at once with a list or "*");
+- findSymbol: where a name is defined (exact matches first, suggestions when none);
+- findReferences: every caller or use of a symbol, before changing it;
+- findRelated: code similar to, used by, or using a given file and line;
+- assembleContext: the answer plus the definitions it uses, in one budget, before editing;
+- fileOutline: a file's definitions with their whole ranges;
+- readRange: lines of a file as they are on disk now;
+- indexStatus / reindex: freshness; the server reindexes changed files by itself, and \
+results from files changed since indexing say so (stale)."""
 
 
 def error_result(message: str) -> CallToolResult:
@@ -59,8 +71,38 @@ def error_result(message: str) -> CallToolResult:
 
 
 def json_result(data: dict[str, Any]) -> CallToolResult:
+    """The answer as ``structuredContent`` and as the JSON text block older clients read."""
     text = orjson.dumps(data).decode()
-    return CallToolResult(content=[TextContent(type="text", text=text)], is_error="error" in data)
+    failed = "error" in data
+    return CallToolResult(
+        content=[TextContent(type="text", text=text)],
+        structured_content=None if failed else data,
+        is_error=failed,
+    )
+
+
+# The progress token of the tools/call being served, for a tool that reports progress.
+_PROGRESS: contextvars.ContextVar[tuple[Any, Any] | None] = contextvars.ContextVar(
+    "progress", default=None
+)
+
+
+def _progress_callback(token: Any, session: Any) -> Callable[[float, float | None, str], None]:
+    """A callback any thread may call to send ``notifications/progress`` to the client. Made
+    in the event loop: its token lets a plain thread (the reindex job's), not only an anyio
+    worker, reach the loop."""
+    loop = anyio.lowlevel.current_token()
+
+    def report(done: float, total: float | None, message: str) -> None:
+        try:
+            anyio.from_thread.run(
+                functools.partial(session.send_progress_notification, token, done, total, message),
+                token=loop,
+            )
+        except Exception:  # the client went away: the work goes on
+            log.debug("progress notification not sent", exc_info=True)
+
+    return report
 
 
 def _unknown_repo_message(exc: EngineError, context: ToolContext) -> str:
@@ -92,6 +134,9 @@ def _thread_tool(
 
     async def call(**arguments: Any) -> CallToolResult:
         started = time.perf_counter()
+        if spec.progress:
+            asked = _PROGRESS.get()
+            arguments["progress"] = None if asked is None else _progress_callback(*asked)
         data = await anyio.to_thread.run_sync(
             functools.partial(run_tool, spec, context, arguments),
             limiter=limiter,
@@ -102,7 +147,8 @@ def _thread_tool(
         return result
 
     signature = inspect.signature(spec.run, eval_str=True)
-    parameters = list(signature.parameters.values())[1:]  # the first one is the context
+    # The first parameter is the context; ``progress`` is the server's, not the client's.
+    parameters = [p for p in list(signature.parameters.values())[1:] if p.name != "progress"]
     call.__name__ = spec.name
     call.__doc__ = spec.description
     # The SDK reads the argument schema from this signature.
@@ -139,21 +185,41 @@ def build_server(context: ToolContext, tools: Sequence[ToolSpec] = TOOLS) -> Ser
             ),
             structured_output=False,
         )
-    known = {spec.name for spec in tools}
+    specs = {spec.name: spec for spec in tools}
+    known = set(specs)
     names = ", ".join(spec.name for spec in tools)
     listed: list[ListToolsResult] = []
 
     async def list_tools(ctx: Any, params: Any) -> ListToolsResult:
         if not listed:
-            listed.append(ListToolsResult(tools=await registry.list_tools()))
+            declared = [
+                tool.model_copy(
+                    update={"output_schema": specs[tool.name].output.model_json_schema()}
+                )
+                for tool in await registry.list_tools()
+            ]
+            listed.append(ListToolsResult(tools=declared))
         return listed[0]
 
     async def call_tool(ctx: Any, params: Any) -> CallToolResult:
         name: str = params.name
         if name not in known:
             return error_result(f"unknown tool {name!r} — the tools are: {names}")
+        arguments = params.arguments or {}
+        accepted = _argument_names(specs[name])
+        unknown = [key for key in arguments if key not in accepted]
+        if unknown:
+            return error_result(
+                f"invalid arguments for {name}: unknown argument {', '.join(map(repr, unknown))}"
+                f" — its arguments are: {', '.join(accepted)}"
+            )
+        meta = getattr(params, "meta", None) or getattr(ctx, "meta", None) or {}
+        token = meta.get("progress_token") if isinstance(meta, dict) else None
+        if token is None and not isinstance(meta, dict):
+            token = getattr(meta, "progress_token", None)
+        _PROGRESS.set(None if token is None else (token, ctx.session))
         try:
-            result = await registry.call_tool(name, params.arguments or {})
+            result = await registry.call_tool(name, arguments)
         except MCPError:
             raise
         except ToolError as exc:
@@ -174,6 +240,11 @@ def build_server(context: ToolContext, tools: Sequence[ToolSpec] = TOOLS) -> Ser
         on_list_tools=list_tools,
         on_call_tool=call_tool,
     )
+
+
+def _argument_names(spec: ToolSpec) -> list[str]:
+    parameters = list(inspect.signature(spec.run).parameters)[1:]
+    return [name for name in parameters if name != "progress"]
 
 
 def _version() -> str:

@@ -144,4 +144,4 @@ def test_verify_command_on_a_stale_index(home: Home, tmp_path: Path) -> None:
     result = runner.invoke(verify_command, ["toy"])
     assert result.exit_code == 0, result.output
     assert "toy/greeter.py:4-6  changed" in result.output
-    assert "run engine reindex toy" in result.output
+    assert "--name toy --full" in result.output  # the fix JSON gives (cli/commands/verify.py)

@@ -46,6 +46,7 @@ RESULT_KEYS = [
     "content",
     "score",
     "sources",
+    "qualifiedName",
 ]
 
 TOY_FILES = {
@@ -142,18 +143,25 @@ def test_initialize_and_tools_listed(shared_home: Path, tmp_path: Path) -> None:
             "semanticSearch",
             "findSymbol",
             "findReferences",
+            "findRelated",
+            "fileOutline",
+            "readRange",
             "assembleContext",
             "indexStatus",
             "listRepos",
             "reindex",
+            "indexRepository",
         }
         for tool in tools.values():
             assert tool.description and len(tool.description) > 100
+            assert tool.output_schema is not None and tool.output_schema["type"] == "object"
         search = tools["semanticSearch"]
         assert "grep" in (search.description or "")
         assert search.input_schema["required"] == ["repo", "query"]
         properties = search.input_schema["properties"]
-        assert set(properties) == {"repo", "query", "limit", "lang", "path", "kind"}
+        assert set(properties) == {
+            "repo", "query", "limit", "lang", "path", "kind", "budget", "cursor"
+        }  # fmt: skip
         assert properties["limit"]["default"] == 10
         assert all(prop.get("description") for prop in properties.values())
         assert tools["reindex"].annotations is not None
@@ -166,8 +174,8 @@ def test_initialize_and_tools_listed(shared_home: Path, tmp_path: Path) -> None:
 def test_semantic_search_is_the_query_json_contract(shared_home: Path, tmp_path: Path) -> None:
     async def body(session: ClientSession) -> None:
         data = await call(session, "semanticSearch", {"repo": "toy", "query": "greet"})
-        assert data == expected_search(shared_home, "greet", 10, Filters())
-        assert list(data) == ["query", "results", "total"]
+        assert data["results"] == expected_search(shared_home, "greet", 10, Filters())["results"]
+        assert set(data) == {"query", "results", "total", "tokens", "budget"}
         assert data["total"] == len(data["results"]) >= 1
         first = data["results"][0]
         assert list(first) == RESULT_KEYS
@@ -185,8 +193,11 @@ def test_semantic_search_is_the_query_json_contract(shared_home: Path, tmp_path:
             "semanticSearch",
             {"repo": "toy", "query": "backoff delay request", "limit": 1, "lang": "python"},
         )
-        assert filtered == expected_search(
-            shared_home, "backoff delay request", 1, Filters(languages=("python",))
+        assert (
+            filtered["results"]
+            == expected_search(
+                shared_home, "backoff delay request", 1, Filters(languages=("python",))
+            )["results"]
         )
         assert [r["filePath"] for r in filtered["results"]] == ["toy/retry.py"]
 
@@ -297,7 +308,9 @@ def test_concurrent_searches(shared_home: Path, tmp_path: Path) -> None:
             for index, query in enumerate(queries):
                 group.start_soon(one, index, query)
         for query, answer in zip(queries, answers, strict=True):
-            assert answer == expected_search(shared_home, query, 10, Filters())
+            assert (
+                answer["results"] == expected_search(shared_home, query, 10, Filters())["results"]
+            )
 
     run_client(shared_home, tmp_path, body)
     # The index was opened once and stayed open for all twenty calls.
