@@ -76,7 +76,7 @@ class VectorBuilder:
                 self._model_folder(job.previous_meta), self._embed_settings(job.previous_meta)
             )
         except SignalUnavailable as err:
-            return BuildReport(ready=False, message=f"vector: {err}")
+            return BuildReport(ready=False, message=str(err))
         embedder = model.embedder
         document_tokens = int(model.meta.get("document_tokens") or 0)
         # Cut short of the model's own limit, the same text gives other vectors.
@@ -124,7 +124,7 @@ class VectorBuilder:
         }
         mode = "updated" if previous is not None else "built"
         message = (
-            f"vector: {mode} with {model.meta['name']}; {embedded} texts embedded, "
+            f"{mode} with {model.meta['name']}; {embedded} texts embedded, "
             f"{len(texts) - embedded} reused from the cache; {store.vector_count} vectors "
             f"for {len(table)} chunks"
         )

@@ -103,6 +103,8 @@ def test_second_build_of_the_same_texts_embeds_nothing(home: Path, tmp_path: Pat
     assert again.embedded_texts == 0
     assert _indexed_chunk_ids(directory) == [1, 2, 3]
     assert "3 reused" in report.message
+    # The caller names the signal ("vector: ready built with ..."): the message does not.
+    assert report.message.startswith("built with")
 
 
 def _moved(chunk: Chunk, new_id: int, path: str) -> Chunk:
