@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEMO_QUERY ?= where are search results from several signals fused into one ranking
 
-.PHONY: setup demo test test-slow check lint imports typecheck format bench bench-serve eval eval-repo eval-dev clean
+.PHONY: setup demo test test-slow check lint imports typecheck format inspector bench bench-serve eval eval-repo eval-dev clean
 
 setup: $(STAMP)
 
@@ -47,6 +47,12 @@ typecheck: setup
 # the serve load 2.6 min), so a clean checkout's setup plus `make check` fits well inside
 # CI's 90 minutes. For quick runs while editing, `make test` runs only the fast suite.
 check: lint imports typecheck test test-slow
+
+# The official MCP Inspector's CLI and the Node.js 22 it needs (tests/cli/serve/test_inspector.py
+# runs it against engine serve; skipped when this was not run). From the npm registry, pinned
+# by tests/inspector/package-lock.json; about 300 MB, 20 s. .ci/run calls it.
+inspector:
+	npm ci --prefix tests/inspector --no-audit --no-fund --silent
 
 format: setup
 	$(BIN)/ruff format .
