@@ -9,8 +9,9 @@ target's and, for a line-range target, its lines overlap the range; ``relevant``
 
 **Tokens to the first hit, ours.** The ``semanticSearch`` answer as the agent tool returns it
 (``Searcher.search`` with the tool's default ``limit`` of 10 and default ranking), read in rank
-order. Each result costs the tokens of its serialized JSON object, exactly the object
-cli/output.py ``result_json`` makes and the tool sends (compact JSON, as orjson writes it);
+order. Each result costs the tokens of its serialized JSON object, exactly the object the tool
+sends (cli/output.py ``result_json``, a long chunk cut to its best-matching lines by
+engine/search/excerpt.py; compact JSON, as orjson writes it);
 the answer's envelope (``query``, ``total``, brackets) is left out. A query costs the sum up to
 and including the first result that covers a target. **A miss** (no result of the 10 covers
 one) costs every result returned plus ``MISS_PENALTY_TOKENS``.
@@ -21,7 +22,8 @@ target, at most 10 files; a miss costs everything read plus the same penalty.
 
 **Recall within a budget.** The same search packed by engine/search/budget.py ``pack`` into
 1k, 2k and 4k tokens with the same counter, as ``engine query --budget N`` packs its
-``--limit`` results (full code, then signatures, then locations): ``top10`` packs the 10
+``--limit`` results (full code, then signatures, then locations), each as the tool shows it
+(excerpts of long chunks): ``top10`` packs the 10
 results of the answer above, ``top50`` packs 50 (``--limit 50``). A target counts as recalled
 when a packed block *with code* (full or signature; a bare location does not) covers it.
 ``recall`` is the share of a query's targets recalled, ``hit`` 1 when any is.
@@ -49,6 +51,7 @@ import orjson
 
 from engine.index.home import Home
 from engine.search.budget import TokenCounter
+from engine.search.excerpt import excerpt, excerpt_json
 from engine.types import Result, SearchResponse
 from eval.benchmark import BenchQuery, BenchRepo
 from eval.benchmark_run import grouped
@@ -77,6 +80,17 @@ def result_object(result: Result) -> dict[str, Any]:
     if result.duplicates:
         data["alsoIn"] = list(result.duplicates)
     return data
+
+
+def agent_view(result: Result, query: str) -> tuple[dict[str, Any], Result]:
+    """(the object the agent tool sends, the lines it shows) for one result: a long chunk is
+    sent as its best-matching lines (engine/search/excerpt.py), as ``semanticSearch`` does
+    unless asked for whole chunks; tests/eval pins that the two agree."""
+    data = result_object(result)
+    cut = excerpt(result, query)
+    if cut is None:
+        return data, result
+    return excerpt_json(data, cut), cut.result
 
 
 def result_tokens(results: Sequence[Result], count: TokenCounter) -> list[int]:
@@ -128,8 +142,9 @@ def measure_query(
 ) -> QueryCost:
     """Both sides' costs and the budget recalls of one answerable query."""
     targets = q.targets
-    answer = searcher.search(q.query, limit=LIMIT).results
-    costs = result_tokens(answer, count)
+    views = [agent_view(r, q.query) for r in searcher.search(q.query, limit=LIMIT).results]
+    answer = [shown for _, shown in views]
+    costs = [count(orjson.dumps(data).decode()) for data, _ in views]
     covers = [
         any(t.overlaps(repo.repo_path(r.path), r.start_line, r.end_line) for t in targets)
         for r in answer
@@ -145,7 +160,7 @@ def measure_query(
         q.id, q.repo, q.category, ours, rank, sum(costs), grep_tokens, grep.first_hit, grep.words
     )
     cost.content_tokens = code_only
-    deep = searcher.search(q.query, limit=DEEP_LIMIT).results
+    deep = [agent_view(r, q.query)[1] for r in searcher.search(q.query, limit=DEEP_LIMIT).results]
     for name, results in (("top10", answer), (f"top{DEEP_LIMIT}", deep)):
         for budget in budgets:
             spans, _ = packed_spans(results, budget, count)

@@ -161,3 +161,16 @@ def test_measure_opens_each_repository_once_and_closes_it(tmp_path: Path) -> Non
         budgets=(1000,),
     )
     assert [c.id for c in costs] == ["tiny-1"] and closed == ["tiny"]
+
+
+def test_the_agent_view_is_what_semantic_search_sends() -> None:
+    from cli.serve.tools.search import _focused
+    from eval.agent_cost import agent_view
+
+    body = "\n".join(["def long():"] + [f"    step_{n}()" for n in range(40)] + ["    retry()"])
+    long = Result("tiny", "a.py", 3, 44, "long", body, 0.7, ("vector",))
+    for result in (RESULTS[0], long):
+        sent, shown = agent_view(result, "where is the retry")
+        assert sent == _focused(result_json(result), result, "where is the retry")
+        assert (sent["startLine"], sent["endLine"]) == (shown.start_line, shown.end_line)
+    assert sent["detail"] == "excerpt" and "retry()" in sent["content"]

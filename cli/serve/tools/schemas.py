@@ -37,9 +37,13 @@ class SearchResult(Lines):
     score: float
     sources: list[str]
     content: str | None = Field(None, description="Exactly lines startLine..endLine.")
-    detail: Literal["full", "signature", "location"] | None = Field(
-        None, description="Absent or 'full': content is the whole range."
+    detail: Literal["full", "excerpt", "signature", "location"] | None = Field(
+        None,
+        description="Absent or 'full': content is the whole range; 'excerpt': the chunk's "
+        "best-matching lines (chunk gives its whole range).",
     )
+    chunk: dict[str, int] | None = Field(None, description="The whole chunk: startLine, endLine.")
+    header: str | None = None
     alsoIn: list[str] | None = None
     stale: bool | None = Field(None, description="The file changed since it was indexed.")
 

@@ -26,9 +26,10 @@ from cli.serve.tools.common import (
     strings,
 )
 from engine.errors import RepoNotFound, UsageError
+from engine.search.excerpt import DEFAULT_EXCERPT_LINES, excerpt, excerpt_json
 from engine.search.federation import merge
 from engine.search.tokens import agent_counter
-from engine.types import Filters
+from engine.types import Filters, Result
 
 MAX_DEPTH = 200  # results a query can page through
 ALL_REPOS = "*"
@@ -63,14 +64,22 @@ Returns {"query", "results": [...], "total", "tokens", "budget", "nextCursor"?, 
 symbolName (the enclosing definition, e.g. "Parser.parse", or "" for module-level code); \
 content (exactly those lines); score (0 to 1, higher is more relevant); sources (which \
 signals ranked it: "lexical", "vector", "symbol"); alsoIn (only when the same code appears \
-verbatim in other files). "detail": "signature" means content holds only the first lines \
-of the range and "location" that it was left out, to stay within the token budget: read the \
-range with readRange before editing it. "warning" says when a signal is off or degraded, \
-or files changed since they were indexed, and how to fix it. "lowConfidence": true means \
-nothing matched well: treat the results as leads and rephrase or grep. Failures come back \
-as {"error": "..."} with the fix."""
+verbatim in other files). A long chunk comes as the lines of it that match best: "detail": \
+"excerpt", startLine/endLine/content are those lines, "chunk" the whole chunk's range and \
+"header" its first line (wholeChunks=true gives whole chunks). "detail": "signature" means \
+content holds only the first lines of the range and "location" that it was left out, to \
+stay within the token budget: read the range with readRange before editing it. "warning" \
+says when a signal is off or degraded, or files changed since they were indexed, and how to \
+fix it. "lowConfidence": true means nothing matched well: treat the results as leads and \
+rephrase or grep. Failures come back as {"error": "..."} with the fix."""
     + FRESHNESS
 )
+
+
+def _focused(item: dict[str, Any], result: Result, query: str) -> dict[str, Any]:
+    """A long result as the lines of it that match the query best (engine/search/excerpt.py)."""
+    cut = excerpt(result, query)
+    return item if cut is None else excerpt_json(item, cut)
 
 
 def _repos(context: ToolContext, repo: str | list[str]) -> list[str]:
@@ -109,10 +118,17 @@ def semantic_search(
     kind: Kind = None,
     budget: Budget = None,
     cursor: Cursor = None,
+    wholeChunks: Annotated[
+        bool,
+        Field(
+            description="Show each result's whole chunk (a definition can run to hundreds of "
+            f"lines) instead of the {DEFAULT_EXCERPT_LINES} lines of it that match the query best."
+        ),
+    ] = False,
 ) -> dict[str, Any]:
     arguments = {
         "repo": repo, "query": query, "limit": limit, "lang": lang, "path": path,
-        "kind": kind, "budget": budget,
+        "kind": kind, "budget": budget, "wholeChunks": wholeChunks,
     }  # fmt: skip
     offset = decode_cursor("semanticSearch", arguments, cursor)
     tokens = checked_budget(budget)
@@ -133,6 +149,11 @@ def semantic_search(
     everything = data.pop("results")
     data.pop("total", None)
     page = everything[offset : offset + limit]
+    if not wholeChunks:
+        page = [
+            _focused(item, r, query)
+            for item, r in zip(page, response.results[offset:], strict=False)
+        ]
     if len(slugs) > 1:
         data["repos"] = slugs
     answer = fit(

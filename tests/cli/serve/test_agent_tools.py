@@ -57,6 +57,11 @@ FILES = {
         "}\n"
     ),
 }
+FILES["shop/orders.py"] = (
+    "def process_order(order):\n"
+    + "".join(f"    order.audit_step_{n}()\n" for n in range(40))
+    + "    return order.issue_refund_to_card()\n"
+)
 for number in range(12):  # enough results to need a second page under a small budget
     FILES[f"shop/rules_{number}.py"] = (
         f"def discount_rule_{number}(item):\n"
@@ -291,5 +296,23 @@ def test_index_repository_reports_progress_and_then_searches(tmp_path: Path) -> 
         assert found["results"][0]["filePath"] == "calc.py"
         listed = await answer(session, "listRepos", {})
         assert [r["repo"] for r in listed["repos"]] == ["calc"]
+
+    run_client(home, tmp_path, body)
+
+
+def test_a_long_chunk_comes_as_its_best_lines_unless_whole_chunks_are_asked(
+    home: Path, tmp_path: Path
+) -> None:
+    async def body(session: ClientSession) -> None:
+        question = {"repo": "shop", "query": "issue refund to card", "limit": 1}
+        (cut,) = (await answer(session, "semanticSearch", question))["results"]
+        assert cut["filePath"] == "shop/orders.py" and cut["detail"] == "excerpt"
+        assert cut["chunk"] == {"startLine": 1, "endLine": 42}
+        assert cut["endLine"] == 42 and cut["endLine"] - cut["startLine"] + 1 == 16
+        assert cut["content"].endswith("return order.issue_refund_to_card()")
+        assert cut["header"] == "def process_order(order):"
+        whole = await answer(session, "semanticSearch", {**question, "wholeChunks": True})
+        (full,) = whole["results"]
+        assert (full["startLine"], full["endLine"]) == (1, 42) and "detail" not in full
 
     run_client(home, tmp_path, body)
