@@ -7,6 +7,7 @@ the CLI's ``--json`` and the agent tools (cli/serve) share.
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -280,11 +281,17 @@ def report_json(report: IndexReport, *, max_problems: int | None = None) -> dict
         "stageSeconds": {stage: round(s, 3) for stage, s in report.stage_seconds.items()},
         "problems": problems,
         "problemCount": len(report.problems),
+        # What the user must hear even though the run succeeded (code sent off this machine).
+        "warnings": list(dict.fromkeys(report.warnings)),
     }
 
 
-def print_report(report: IndexReport, as_json: bool) -> None:
-    """``engine index``/``reindex`` output: ``report_json``, or a few readable lines."""
+def print_report(report: IndexReport, as_json: bool, *, shown: Collection[str] = ()) -> None:
+    """``engine index``/``reindex`` output: ``report_json``, or a few readable lines, and the
+    report's warnings on stderr (less those ``shown`` there already)."""
+    for warning in dict.fromkeys(report.warnings):
+        if warning not in shown:
+            click.secho(f"warning: {warning}", fg="yellow", err=True)
     if as_json:
         click.echo(dumps(report_json(report)))
         return

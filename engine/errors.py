@@ -6,7 +6,10 @@ EngineError
 ├── IndexIncompatible    index written by another format version: rebuild it
 ├── IndexCorrupt         an index file is unreadable: rebuild it
 ├── IndexBusy            another writer holds the repository's lock
-└── SignalUnavailable    a signal cannot run (missing model, missing files)
+├── SignalUnavailable    a signal cannot run (missing model, missing files)
+└── BuildAborted         a signal's build failed in a way that must not publish it as off
+                         (a remote embedder that keeps failing): the update stops, and the
+                         last complete index stays in use
 """
 
 from __future__ import annotations
@@ -37,4 +40,8 @@ class IndexBusy(EngineError):
 
 
 class SignalUnavailable(EngineError):
+    pass
+
+
+class BuildAborted(EngineError):
     pass

@@ -21,6 +21,11 @@ feed-forward block widens, or int8 throughout."""
 ScipIndexerChoice = Literal["auto", "none"]
 """Whether indexing runs the installed real SCIP indexers ("auto") or not ("none")."""
 
+EmbedderProvider = Literal["local", "openai", "voyage"]
+"""Who embeds the vector signal's texts: the bundled (or ``--model``) model on this machine,
+an OpenAI-compatible ``/embeddings`` endpoint, or Voyage's API. Only "local" keeps the code
+on this machine."""
+
 ProgressFn = Callable[[str, int, int], None]
 """progress(stage, done, total): called by long-running builders; total 0 means unknown."""
 
@@ -96,6 +101,9 @@ class BuildReport:
     meta: dict[str, Any] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)  # "path: reason" lines for the report
     message: str = ""  # one line for the index summary
+    # What the user must hear about this build even when it succeeded (code sent to a remote
+    # embedder, a re-embedding forced by a dimension change): printed on stderr and in --json.
+    warnings: list[str] = field(default_factory=list)
 
 
 class SignalBuilder(Protocol):
@@ -149,6 +157,20 @@ class ConfiguredBuilder(Protocol):
 
 
 @dataclass(frozen=True, slots=True)
+class EmbedderChoice:
+    """The embedder the user named at ``engine index`` time (``--embedder`` and its options).
+
+    None fields take the provider's defaults. The key itself is never part of it: only the
+    name of the environment variable that holds it."""
+
+    provider: EmbedderProvider
+    url: str | None = None  # the API's base URL, e.g. http://127.0.0.1:11434/v1
+    model: str | None = None
+    key_env: str | None = None  # name of the environment variable holding the API key
+    dim: int | None = None  # ask the endpoint for vectors of this size, when it can shorten
+
+
+@dataclass(frozen=True, slots=True)
 class IndexOptions:
     """What the user chose at ``engine index`` time that signals care about."""
 
@@ -161,6 +183,8 @@ class IndexOptions:
     # signal's measured default).
     embed_precision: EmbedPrecision | None = None
     document_tokens: int | None = None  # word pieces read per document
+    # Who embeds the vector signal's texts; None keeps what the index recorded (else local).
+    embedder: EmbedderChoice | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, overload
 
 from engine.chunking.chunker import CHUNKER_VERSION
-from engine.errors import IndexCorrupt, IndexIncompatible, UsageError
+from engine.errors import BuildAborted, IndexCorrupt, IndexIncompatible, UsageError
 from engine.index.generations import (
     MANIFEST,
     collect_garbage,
@@ -93,6 +93,7 @@ class IndexReport:
     skipped: dict[str, int] = field(default_factory=dict)
     ignore_lines_skipped: int = 0  # lines of ignore files that are not valid patterns
     problems: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # the builders' BuildReport.warnings
     stage_seconds: dict[str, float] = field(default_factory=dict)
     signals: dict[str, SignalState] = field(default_factory=dict)
     full_rebuild: bool = False
@@ -616,7 +617,7 @@ class Indexer:
             try:
                 built = builder.build(job) if job is not None else streams.finish(builder.name)
             except Exception as exc:  # one failing signal leaves the others usable
-                if is_write_refused(exc):
+                if is_write_refused(exc) or isinstance(exc, BuildAborted):
                     raise  # every later write fails too: keep the previous generation
                 shutil.rmtree(directory, ignore_errors=True)
                 directory.mkdir()
@@ -625,6 +626,7 @@ class Indexer:
             seconds = time.perf_counter() - started
             report.stage_seconds[builder.name] = seconds
             report.problems.extend(built.problems[:MAX_PROBLEMS])
+            report.warnings.extend(built.warnings)
             states[builder.name] = SignalState(
                 ready=built.ready,
                 synced=built.ready,

@@ -55,7 +55,11 @@ def repo_status(
                     "synced": state.synced,
                     "message": f"damaged: {broken[name]}" if name in broken else state.message,
                     **({"damaged": True} if name in broken else {}),
-                    **{k: v for k, v in state.meta.items() if k in ("coverage", "sources")},
+                    **{
+                        k: v
+                        for k, v in state.meta.items()
+                        if k in ("coverage", "sources", "embedder")
+                    },
                 }
                 for name, state in manifest.signals.items()
             },
