@@ -18,6 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from signals.vector.embedder import FloatMatrix, FloatVector, l2_normalise
+from signals.vector.providers import session_providers
 
 # 2: eager attention, saved pre-optimised in one file. 3: transformer layers fused into
 # onnxruntime's Attention/SkipLayerNormalization kernels where the architecture allows, and
@@ -160,8 +161,10 @@ class OnnxEmbedder:
             options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         if not prepack:
             options.add_session_config_entry("session.disable_prepacking", "1")
+        # A GPU's provider when this onnxruntime build has one (providers.py says how to get
+        # one and how to keep to the CPU).
         self._session = ort.InferenceSession(
-            str(directory / ONNX_FILE), options, providers=["CPUExecutionProvider"]
+            str(directory / ONNX_FILE), options, providers=session_providers()
         )
 
     @property
