@@ -9,8 +9,15 @@ import click
 from cli.invocation import Invocation, errors_reported, json_option, plugins
 from cli.output import print_report
 from cli.progress import Progress
+from engine.errors import UsageError
 from engine.index.home import slug_from_folder, validate_slug
-from engine.signal import EmbedPrecision, IndexOptions, ScipIndexerChoice
+from engine.signal import (
+    EmbedderChoice,
+    EmbedderProvider,
+    EmbedPrecision,
+    IndexOptions,
+    ScipIndexerChoice,
+)
 
 
 @click.command()
@@ -50,6 +57,27 @@ from engine.signal import EmbedPrecision, IndexOptions, ScipIndexerChoice
     help="Word pieces of each chunk's text the embedder reads (default: what the index used, "
     "else the measured default); an existing index is re-embedded.",
 )
+@click.option(
+    "--embedder",
+    type=click.Choice(["local", "openai", "voyage"]),
+    help="Who embeds the code for the vector signal: local (default: the model on this "
+    "machine), openai (any OpenAI-compatible /embeddings endpoint: OpenAI, Ollama, "
+    "text-embeddings-inference) or voyage (Voyage AI, voyage-code-3). openai and voyage SEND "
+    "YOUR CODE, and every query, to that service. Default: what the index used, else local.",
+)
+@click.option("--embedder-url", help="The embeddings API's base URL (…/v1) for --embedder.")
+@click.option("--embedder-model", help="The model name to ask --embedder for.")
+@click.option(
+    "--embedder-key-env",
+    metavar="NAME",
+    help="The environment variable holding the API key (default: OPENAI_API_KEY or "
+    "VOYAGE_API_KEY; a URL of your own needs none unless you name one). Never stored.",
+)
+@click.option(
+    "--embedder-dim",
+    type=click.IntRange(1, 65536),
+    help="Ask the endpoint for vectors of this size (models that can shorten theirs).",
+)
 @json_option
 def index(
     path: Path,
@@ -61,6 +89,11 @@ def index(
     scip_indexer: ScipIndexerChoice,
     embed_precision: EmbedPrecision | None,
     document_tokens: int | None,
+    embedder: EmbedderProvider | None,
+    embedder_url: str | None,
+    embedder_model: str | None,
+    embedder_key_env: str | None,
+    embedder_dim: int | None,
     as_json: bool,
 ) -> None:
     """Register the repository at PATH and index it (incrementally when already indexed)."""
@@ -77,12 +110,45 @@ def index(
             scip_indexer=scip_indexer,
             embed_precision=embed_precision,
             document_tokens=document_tokens,
+            embedder=_embedder_choice(
+                embedder, embedder_url, embedder_model, embedder_key_env, embedder_dim
+            ),
         )
         registered = plugins()
         for plugin in registered.values():  # a bad --model or --scip, before anything is written
             if plugin.check_options is not None:
                 plugin.check_options(options)
+        # Before the first text is sent (the builder's report repeats it in --json).
+        shown = remote_notice(options)
         indexer = Indexer(run.home, registered, options, progress)
         report = indexer.index(name, path, wait=wait, full=full)
         progress.finish()
-        print_report(report, as_json)
+        print_report(report, as_json, shown=shown)
+
+
+def _embedder_choice(
+    provider: EmbedderProvider | None,
+    url: str | None,
+    model: str | None,
+    key_env: str | None,
+    dim: int | None,
+) -> EmbedderChoice | None:
+    if provider is None:
+        if url or model or key_env or dim:
+            raise UsageError("--embedder-url, -model, -key-env and -dim go with --embedder")
+        return None
+    if provider == "local" and (url or model or key_env or dim):
+        raise UsageError("--embedder local takes no --embedder-url, -model, -key-env or -dim")
+    return EmbedderChoice(provider, url=url, model=model, key_env=key_env, dim=dim)
+
+
+def remote_notice(options: IndexOptions) -> list[str]:
+    """Print, on stderr, that code is about to leave the machine; the lines printed."""
+    choice = options.embedder
+    if choice is None or choice.provider == "local":
+        return []
+    from signals.vector.remote_spec import leaves_machine_warning, spec_from_choice
+
+    warning = leaves_machine_warning(spec_from_choice(choice))
+    click.secho(f"warning: {warning}", fg="yellow", err=True)
+    return [warning]

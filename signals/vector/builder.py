@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from engine.errors import SignalUnavailable
+from engine.errors import BuildAborted, SignalUnavailable
 from engine.signal import BuildJob, BuildReport, IndexOptions, ProgressFn
 from engine.types import VECTOR, Chunk
 from signals.vector.cache import EmbeddingCache, cache_path, text_key
@@ -26,6 +26,14 @@ from signals.vector.faiss_index import HNSW_THRESHOLD, VectorStore, faiss_ids
 from signals.vector.loader import LoadedModel, load_indexing_model
 from signals.vector.meta import PRECISIONS, EmbedSettings
 from signals.vector.meta import settings as index_settings
+from signals.vector.remote_loader import load_remote_model
+from signals.vector.remote_spec import (
+    RemoteEmbedderError,
+    RemoteSpec,
+    embedder_summary,
+    leaves_machine_warning,
+    remote_spec_for,
+)
 
 DEFAULT_MAX_PARTS = 1
 DEFAULT_INCLUDE_PATH = True
@@ -33,6 +41,7 @@ DEFAULT_BATCH_SIZE = 64  # texts per embed call and per cache commit
 DEFAULT_EMBED = EmbedSettings(precision="mixed", document_tokens=256)
 
 ModelLoader = Callable[[IndexOptions, EmbedSettings], LoadedModel]
+RemoteLoader = Callable[[RemoteSpec], LoadedModel]
 
 
 class VectorBuilder:
@@ -49,6 +58,7 @@ class VectorBuilder:
         options: IndexOptions,
         *,
         load_model: ModelLoader = load_indexing_model,
+        load_remote: RemoteLoader = load_remote_model,
         max_parts: int = DEFAULT_MAX_PARTS,
         include_path: bool = DEFAULT_INCLUDE_PATH,
         batch_size: int = DEFAULT_BATCH_SIZE,
@@ -56,6 +66,7 @@ class VectorBuilder:
     ) -> None:
         self._options = options
         self._load_model = load_model
+        self._load_remote = load_remote
         self._models: dict[tuple[str | None, EmbedSettings], LoadedModel] = {}
         self._max_parts = max_parts
         self._include_path = include_path
@@ -72,9 +83,28 @@ class VectorBuilder:
 
     def build(self, job: BuildJob) -> BuildReport:
         try:
-            model = self._loaded_model(
-                self._model_folder(job.previous_meta), self._embed_settings(job.previous_meta)
+            return self._build(job)
+        except RemoteEmbedderError as err:
+            # Published as "off", the index would lose the vectors it has because a server
+            # failed for a while: the update stops instead, and what was embedded is cached.
+            raise BuildAborted(
+                f"vector signal: {err}. The index keeps its previous vectors; the texts "
+                "embedded so far are cached, so the next engine reindex resumes from there"
+            ) from None
+
+    def _build(self, job: BuildJob) -> BuildReport:
+        try:
+            remote = remote_spec_for(self._options.embedder, _recorded(job.previous_meta))
+            model = (
+                self._load_remote(remote)
+                if remote is not None
+                else self._loaded_model(
+                    self._model_folder(job.previous_meta),
+                    self._embed_settings(job.previous_meta),
+                )
             )
+        except RemoteEmbedderError:
+            raise
         except SignalUnavailable as err:
             return BuildReport(ready=False, message=str(err))
         embedder = model.embedder
@@ -121,14 +151,19 @@ class VectorBuilder:
             "coverage": round(len(table) / chunk_count, 6) if chunk_count else 1.0,
             "layout": store.layout,
             "tombstones": store.tombstone_count,
+            "embedder": embedder_summary(model.meta),
         }
+        warnings = [leaves_machine_warning(remote)] if remote is not None else []
+        warnings += _dimension_change(_recorded(job.previous_meta), model.meta)
         mode = "updated" if previous is not None else "built"
         message = (
             f"{mode} with {model.meta['name']}; {embedded} texts embedded, "
             f"{len(texts) - embedded} reused from the cache; {store.vector_count} vectors "
             f"for {len(table)} chunks"
         )
-        return BuildReport(ready=True, meta=meta, problems=problems, message=message)
+        return BuildReport(
+            ready=True, meta=meta, problems=problems, message=message, warnings=warnings
+        )
 
     def settings_changed(self, previous_meta: Mapping[str, Any]) -> bool:
         """True when the user asked for a model or embedding setting the index does not have
@@ -137,6 +172,10 @@ class VectorBuilder:
         if not isinstance(recorded, Mapping):
             return False
         options = self._options
+        if options.embedder is not None and remote_spec_for(
+            options.embedder, None
+        ) != remote_spec_for(None, recorded):
+            return True
         if options.model is not None and options.model != str(recorded.get("path", "")):
             return True
         if options.embed_precision and options.embed_precision != recorded.get("precision"):
@@ -242,3 +281,27 @@ class VectorBuilder:
                     done += len(rows_of[key])
                 progress("embedding", done, len(texts))
         return vectors, len(missing)
+
+
+def _recorded(previous_meta: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The model meta the previous generation recorded ({} when none)."""
+    recorded = previous_meta.get("model")
+    return recorded if isinstance(recorded, Mapping) else {}
+
+
+def _dimension_change(recorded: Mapping[str, Any], model: Mapping[str, Any]) -> list[str]:
+    """Why every chunk is embedded again when the same remote model now gives vectors of
+    another size (the server's model replaced, or another ``--embedder-dim``)."""
+    before, after = recorded.get("remote"), model.get("remote")
+    if not isinstance(before, Mapping) or not isinstance(after, Mapping):
+        return []
+    if any(before.get(k) != after.get(k) for k in ("provider", "url", "model")):
+        return []
+    old, new = int(recorded.get("dim") or 0), int(model.get("dim") or 0)
+    if not old or old == new:
+        return []
+    return [
+        f"the vector signal's embedder now gives {new}-dimensional vectors ({model['name']}) "
+        f"where the index held {old} ({recorded.get('name', '?')}): every chunk is embedded "
+        "again"
+    ]

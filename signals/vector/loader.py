@@ -24,6 +24,7 @@ from signals.vector.model import (
     identify,
     resolve_model,
 )
+from signals.vector.remote_spec import REMOTE
 
 ONNX = "onnx"
 HASHING = "hashing"  # the test fake: reconstructible from meta alone
@@ -102,6 +103,10 @@ def load_query_embedder(
     backend = meta.get("backend")
     if backend == HASHING:
         return HashingEmbedder(int(meta["dim"]), model_id=str(meta["model_id"]))
+    if backend == REMOTE:
+        from signals.vector.remote import query_embedder
+
+        return query_embedder(meta)  # queries go where the documents went (remote_spec.py)
     if backend != ONNX:
         raise SignalUnavailable(
             f"the vector index names an unknown embedding backend {backend!r}; "
@@ -185,6 +190,8 @@ def _recorded_source(meta: Mapping[str, Any]) -> ModelSource | None:
 
 def mismatch_warning(meta: Mapping[str, Any], configured: str | None, home: Path) -> str:
     """ "" when the configured model is the index's model, else what the user should know."""
+    if meta.get("backend") == REMOTE:
+        return ""  # the configured local model plays no part in a remote index's queries
     index_name = str(meta.get("name", "?"))
     configured_name = configured or BUNDLED_NAME
     try:

@@ -42,7 +42,13 @@ def check_signal(directory: Path, meta: Mapping[str, Any]) -> None:
 
 def check_options(options: IndexOptions) -> None:
     """A ``--model`` folder must hold a model: otherwise the index would be built with the
-    vector signal off, which the user did not ask for."""
+    vector signal off, which the user did not ask for. A remote ``--embedder`` must have a
+    usable URL and its key in the environment."""
+    if options.embedder is not None and options.embedder.provider != "local":
+        from signals.vector.remote_spec import check_remote_choice
+
+        check_remote_choice(options.embedder, model=options.model)
+        return
     if options.model is None:
         return  # the bundled model: when it is missing, the builder says how to install it
     from signals.vector.model import resolve_model

@@ -23,6 +23,7 @@ from signals.vector.faiss_index import VectorStore, chunk_ids_of
 from signals.vector.files import unreadable
 from signals.vector.loader import load_query_embedder, mismatch_warning
 from signals.vector.meta import check_meta
+from signals.vector.remote_spec import RemoteEmbedderError
 
 # Candidates fetched per wanted hit: parts of one chunk collapse into one hit, and filters
 # drop some. Flat search cost does not depend on k; HNSW's barely does below efSearch.
@@ -46,6 +47,7 @@ class VectorSignal:
         self._warning = warning
         self._table: ChunkTable | None = None
         self._lock = threading.Lock()
+        self._failure = ""  # why the last query could not be embedded (a remote endpoint down)
 
     @property
     def name(self) -> str:
@@ -56,12 +58,21 @@ class VectorSignal:
         with self._lock:
             if callable(self._warning):
                 self._warning = self._warning()
-            return self._warning
+            return "; ".join(w for w in (self._warning, self._failure) if w)
 
     def search(self, query: Query, limit: int) -> list[Hit]:
         if limit <= 0 or not query.text.strip() or self._store.vector_count == 0:
             return []
-        vector = self._embedder.embed_query(query.text)
+        try:
+            vector = self._embedder.embed_query(query.text)
+        except RemoteEmbedderError as err:
+            # The index's embedder is remote and did not answer: this answer goes without the
+            # vector signal, and says why, instead of failing.
+            with self._lock:
+                self._failure = f"vector signal left out of this answer: {err}"
+            return []
+        with self._lock:
+            self._failure = ""
         filtered = _has_filters(query.filters)
         k = limit * OVERFETCH
         while True:

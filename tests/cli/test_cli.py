@@ -137,7 +137,7 @@ def test_cli_import_loads_no_heavy_library() -> None:
     code = (
         "import sys, cli.main, signals.registry, engine.index.opening, engine.indexing.indexer;"
         "heavy = {'torch', 'sentence_transformers', 'faiss', 'tantivy', 'onnxruntime',"
-        " 'transformers', 'numpy'};"
+        " 'transformers', 'numpy', 'httpx2'};"
         "print(sorted(heavy & set(sys.modules)))"
     )
     out = subprocess.run(

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.fakes import Generations
+from tests.signals.vector.embedding_servers import EmbeddingServer, running
 
 
 @pytest.fixture
@@ -19,3 +21,17 @@ def home(tmp_path: Path) -> Path:
 @pytest.fixture
 def generations(tmp_path: Path) -> Generations:
     return Generations(tmp_path / "index")
+
+
+@pytest.fixture
+def openai_server() -> Iterator[EmbeddingServer]:
+    """A fake OpenAI-compatible embeddings API on 127.0.0.1 (embedding_servers.py)."""
+    with running(EmbeddingServer("openai")) as server:
+        yield server
+
+
+@pytest.fixture
+def voyage_server() -> Iterator[EmbeddingServer]:
+    """A fake Voyage embeddings API on 127.0.0.1 (embedding_servers.py)."""
+    with running(EmbeddingServer("voyage")) as server:
+        yield server
