@@ -63,6 +63,7 @@ def response_json(response: SearchResponse, *, explain: bool = False) -> dict[st
                 "signal": run.signal,
                 "latencyMs": round(run.latency_ms, 2),
                 "hits": len(run.hits),
+                **({"tier": run.tier} if run.tier else {}),
                 **({"error": run.error} if run.error else {}),
             }
             for run in response.runs
@@ -153,6 +154,7 @@ def print_response(response: SearchResponse, *, explain: bool = False) -> None:
         click.echo(f"query routed as: {response.query_kind}")
         for run in response.runs:
             status = f" error: {run.error}" if run.error else ""
+            status += f"  ({run.tier} tier)" if run.tier else ""
             click.echo(f"{run.signal:<8} {run.latency_ms:8.2f} ms  {len(run.hits):>4} hits{status}")
 
 

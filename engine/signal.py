@@ -26,6 +26,11 @@ EmbedderProvider = Literal["local", "openai", "voyage"]
 an OpenAI-compatible ``/embeddings`` endpoint, or Voyage's API. Only "local" keeps the code
 on this machine."""
 
+VectorTier = Literal["fast", "full"]
+"""Which vectors an index keeps: "fast" only a static model's (distilled from the bundled
+MiniLM, thousands of chunks per second), "full" MiniLM's, with the static ones answering
+until they are done."""
+
 ProgressFn = Callable[[str, int, int], None]
 """progress(stage, done, total): called by long-running builders; total 0 means unknown."""
 
@@ -101,6 +106,10 @@ class BuildReport:
     meta: dict[str, Any] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)  # "path: reason" lines for the report
     message: str = ""  # one line for the index summary
+    # False: a first tier that a slow build will replace (``TieredBuilder``); the signal is
+    # published ready but not synced, so the slow phase, or the next run after an
+    # interrupt, still builds it.
+    complete: bool = True
     # What the user must hear about this build even when it succeeded (code sent to a remote
     # embedder, a re-embedding forced by a dimension change): printed on stderr and in --json.
     warnings: list[str] = field(default_factory=list)
@@ -170,6 +179,25 @@ class EmbedderChoice:
     dim: int | None = None  # ask the endpoint for vectors of this size, when it can shorten
 
 
+@runtime_checkable
+class TieredBuilder(Protocol):
+    """A slow builder that can publish a quick first tier in the fast phase (the vector
+    signal's static vectors), so that it answers seconds after chunking; its ``build`` then
+    runs in the slow phase, unless the first tier said it is ``complete``."""
+
+    def build_first_tier(self, job: BuildJob) -> BuildReport | None:
+        """None: no first tier is needed (the previous full index is carried forward)."""
+        ...
+
+
+@runtime_checkable
+class TieredSignal(Protocol):
+    """A signal that can answer from more than one tier says which one did."""
+
+    @property
+    def tier(self) -> str: ...
+
+
 @dataclass(frozen=True, slots=True)
 class IndexOptions:
     """What the user chose at ``engine index`` time that signals care about."""
@@ -183,6 +211,7 @@ class IndexOptions:
     # signal's measured default).
     embed_precision: EmbedPrecision | None = None
     document_tokens: int | None = None  # word pieces read per document
+    vectors: VectorTier | None = None  # None keeps what the index recorded, else "full"
     # Who embeds the vector signal's texts; None keeps what the index recorded (else local).
     embedder: EmbedderChoice | None = None
 

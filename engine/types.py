@@ -162,6 +162,7 @@ class SignalRun:
     hits: list[Hit]
     latency_ms: float
     error: str = ""
+    tier: str = ""  # which tier answered, for a signal that has several ("fast", "full")
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,17 +27,17 @@ class _NoMismatchWarning:
         self.inner = inner
         self.name = inner.name
         self.warning = ""
+        self.tier = getattr(inner, "tier", "")
 
     def search(self, query: Query, limit: int) -> list[Hit]:
         return self.inner.search(query, limit)
 
 
 def fake_plugins() -> dict[str, SignalPlugin]:
-    from signals.vector.builder import VectorBuilder
-    from tests.fakes import fake_loader
+    from tests.fakes import fake_tiered_builder
 
     def vector_builder(options: IndexOptions) -> SignalBuilder:
-        return VectorBuilder(options, load_model=fake_loader(HashingEmbedder(64)))
+        return fake_tiered_builder(options, full=HashingEmbedder(64))
 
     plugins = _real_plugins()
     vector = plugins["vector"]

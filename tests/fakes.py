@@ -13,10 +13,11 @@ from engine.indexing.workerpool import Failure, WorkerPool
 from engine.search.freshness import FileNow
 from engine.signal import BuildJob, BuildReport, IndexOptions, SignalBuilder
 from engine.types import Chunk, ChunkKind, Definition, Hit, Query
-from signals.vector.builder import ModelLoader
+from signals.vector.builder import ModelLoader, VectorBuilder
 from signals.vector.embedder import HashingEmbedder
 from signals.vector.loader import HASHING, LoadedModel, model_meta
 from signals.vector.meta import EmbedSettings
+from signals.vector.tiers import TieredVectorBuilder
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -143,6 +144,23 @@ def fake_loader(embedder: HashingEmbedder) -> ModelLoader:
         return LoadedModel(embedder, meta)
 
     return load
+
+
+def fake_tiered_builder(
+    options: IndexOptions,
+    *,
+    full: HashingEmbedder | None = None,
+    fast: HashingEmbedder | None = None,
+) -> TieredVectorBuilder:
+    """The vector signal's builder with a fake per tier: MiniLM's (64 dimensions) and the
+    static model's (32, another model id, so the two never share vectors or a cache)."""
+    full = full if full is not None else HashingEmbedder(64)
+    fast = fast if fast is not None else HashingEmbedder(32, model_id="fake-static-32")
+    return TieredVectorBuilder(
+        options,
+        full=VectorBuilder(options, load_model=fake_loader(full)),
+        fast=VectorBuilder(options, load_model=fake_loader(fast)),
+    )
 
 
 class Generations:

@@ -17,6 +17,7 @@ from engine.signal import (
     EmbedPrecision,
     IndexOptions,
     ScipIndexerChoice,
+    VectorTier,
 )
 
 
@@ -78,6 +79,14 @@ from engine.signal import (
     type=click.IntRange(1, 65536),
     help="Ask the endpoint for vectors of this size (models that can shorten theirs).",
 )
+@click.option(
+    "--vectors",
+    type=click.Choice(["full", "fast"]),
+    help="full: MiniLM vectors, embedded in the background (~40 chunks/s here) while static "
+    "vectors answer from seconds after chunking; fast: the static vectors only (thousands of "
+    "chunks/s; quality on the dev set in eval/RESULTS.md). Default: what the index used, "
+    "else full.",
+)
 @json_option
 def index(
     path: Path,
@@ -89,6 +98,7 @@ def index(
     scip_indexer: ScipIndexerChoice,
     embed_precision: EmbedPrecision | None,
     document_tokens: int | None,
+    vectors: VectorTier | None,
     embedder: EmbedderProvider | None,
     embedder_url: str | None,
     embedder_model: str | None,
@@ -110,6 +120,7 @@ def index(
             scip_indexer=scip_indexer,
             embed_precision=embed_precision,
             document_tokens=document_tokens,
+            vectors=vectors,
             embedder=_embedder_choice(
                 embedder, embedder_url, embedder_model, embedder_key_env, embedder_dim
             ),

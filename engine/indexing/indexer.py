@@ -3,7 +3,9 @@
 An update is incremental: files whose size and mtime are unchanged are not read, files whose
 content hash is unchanged are not re-chunked, and signals receive only the chunks added and
 the ids removed. Fast signals (lexical, symbol) are published first so that search works as
-soon as chunking is done; slow ones (embedding) follow in a second generation. Either
+soon as chunking is done, with a slow signal's quick first tier when it has one (the vector
+signal's static vectors, ``TieredBuilder``); slow ones (embedding) follow in a second
+generation. Either
 generation is published atomically; an interrupted run leaves the previous one in place.
 """
 
@@ -49,6 +51,7 @@ from engine.signal import (
     ProgressFn,
     SignalBuilder,
     SignalPlugin,
+    TieredBuilder,
     no_progress,
 )
 from engine.types import Chunk, Definition
@@ -384,9 +387,9 @@ class Indexer:
                 )
                 for builder in builders:
                     if builder.slow:
-                        states[builder.name] = self._carry_forward(
-                            builder.name, generation, previous, manifest
-                        )
+                        states[builder.name] = self._first_tier(
+                            builder, store, entry, generation, previous, manifest, changes, report
+                        ) or self._carry_forward(builder.name, generation, previous, manifest)
                 new_manifest = replace(fields, signals=states)
             finally:
                 store.close()
@@ -396,7 +399,8 @@ class Indexer:
             shutil.rmtree(generation, ignore_errors=True)
             raise
 
-        slow = [b for b in builders if b.slow]
+        # A first tier that is complete (``BuildReport.complete``) needs no slow build.
+        slow = [b for b in builders if b.slow and not new_manifest.signal(b.name).synced]
         if slow:
             self._slow_phase(
                 slow, entry, generation, new_manifest, previous, manifest, changes, report
@@ -636,6 +640,54 @@ class Indexer:
             )
         return states
 
+    def _first_tier(
+        self,
+        builder: SignalBuilder,
+        store: ChunkStore,
+        entry: RepoEntry,
+        generation: Path,
+        previous: Path | None,
+        manifest: Manifest,
+        changes: _Changes,
+        report: IndexReport,
+    ) -> SignalState | None:
+        """A slow signal's quick first tier, published with the fast signals; None when it
+        has none (or it failed: the slow build then runs as before)."""
+        if not isinstance(builder, TieredBuilder):
+            return None
+        directory = generation / builder.name
+        directory.mkdir()
+        job = self._job(
+            builder,
+            directory,
+            entry,
+            store,
+            previous / builder.name if previous else None,
+            manifest.signal(builder.name),
+            changes,
+        )
+        started = time.perf_counter()
+        try:
+            built = builder.build_first_tier(job)
+        except Exception as exc:
+            if is_write_refused(exc):
+                raise
+            built = None
+            report.problems.append(f"{builder.name} signal: first tier failed: {exc}")
+        if built is None or not built.ready:
+            shutil.rmtree(directory, ignore_errors=True)
+            return None
+        seconds = time.perf_counter() - started
+        report.stage_seconds[f"{builder.name} (first tier)"] = seconds
+        report.problems.extend(built.problems[:MAX_PROBLEMS])
+        return SignalState(
+            ready=True,
+            synced=built.complete,
+            message=built.message,
+            meta=built.meta,
+            seconds=round(seconds, 3),
+        )
+
     def _carry_forward(
         self, name: str, generation: Path, previous: Path | None, manifest: Manifest
     ) -> SignalState:
@@ -677,6 +729,14 @@ class Indexer:
                 )
             finally:
                 store.close()
+            for name, state in list(states.items()):
+                first = fast_manifest.signal(name)
+                if not state.ready and first.ready:
+                    # The slow build failed: the first tier (or the carried-forward index)
+                    # keeps answering, and the next run tries again (it is not synced).
+                    shutil.rmtree(generation / name, ignore_errors=True)
+                    link_tree(fast_generation / name, generation / name)
+                    states[name] = replace(first, message=f"{first.message}; {state.message}")
             new_manifest = replace(fast_manifest, signals={**fast_manifest.signals, **states})
             _publish(entry, generation, new_manifest, report)
         except BaseException:

@@ -58,7 +58,7 @@ def repo_status(
                     **{
                         k: v
                         for k, v in state.meta.items()
-                        if k in ("coverage", "sources", "embedder")
+                        if k in ("coverage", "sources", "tier", "vectors", "tiers", "embedder")
                     },
                 }
                 for name, state in manifest.signals.items()

@@ -20,7 +20,7 @@ from engine.search.fusion import DEFAULT_K, Fused, reciprocal_rank_fusion
 from engine.search.ranking.options import DEFAULT_RANKING, RankingOptions
 from engine.search.ranking.rerank import RankQuery, rerank
 from engine.search.routing import ROUTES, QueryKind, Route, query_kind
-from engine.signal import Signal
+from engine.signal import Signal, TieredSignal
 from engine.types import Chunk, Filters, Location, Query, Result, SearchResponse, SignalRun
 
 MAX_QUERY_CHARS = 20_000  # longer text (a pasted log) is cut; the head carries the question
@@ -119,12 +119,13 @@ class Searcher:
 
         def timed(signal: Signal) -> SignalRun:
             start = time.perf_counter()
+            tier = signal.tier if isinstance(signal, TieredSignal) else ""
             try:
                 hits = signal.search(query, depth)
             except Exception as exc:  # one broken signal must not sink the query
                 elapsed = (time.perf_counter() - start) * 1000
-                return SignalRun(signal.name, [], elapsed, f"{type(exc).__name__}: {exc}")
-            return SignalRun(signal.name, hits, (time.perf_counter() - start) * 1000)
+                return SignalRun(signal.name, [], elapsed, f"{type(exc).__name__}: {exc}", tier)
+            return SignalRun(signal.name, hits, (time.perf_counter() - start) * 1000, tier=tier)
 
         if len(chosen) == 1:
             return [timed(next(iter(chosen.values())))]

@@ -27,6 +27,7 @@ from signals.vector.model import (
 from signals.vector.remote_spec import REMOTE
 
 ONNX = "onnx"
+STATIC = "static"  # the fast tier's model2vec table (static_model.py)
 HASHING = "hashing"  # the test fake: reconstructible from meta alone
 
 # Texts per encoder run when indexing. Small batches keep the fused attention's working set
@@ -94,6 +95,43 @@ def load_indexing_model(options: IndexOptions, embed: EmbedSettings) -> LoadedMo
     return LoadedModel(embedder, meta)
 
 
+def load_static_model(options: IndexOptions, embed: EmbedSettings) -> LoadedModel:
+    """The fast tier's embedder: the static model distilled from the configured model
+    (distilled first, once per home, when it is missing)."""
+    del embed  # precision and word pieces are the ONNX model's settings
+    from signals.vector.static_embedder import StaticEmbedder
+    from signals.vector.static_model import ensure_static_model
+
+    identity = identify(resolve_model(options.model), options.home)
+    manifest = ensure_static_model(identity, options.home)
+    embedder = StaticEmbedder(manifest)
+    meta = static_meta(identity, manifest.directory.name, embedder, manifest.weights_sha256)
+    return LoadedModel(embedder, meta)
+
+
+def static_meta(
+    identity: ModelIdentity | None, folder: str, embedder: Embedder, weights_sha256: str
+) -> dict[str, Any]:
+    """The index meta's "model" for a static model: its own weights' hash, and the key of
+    the model it was distilled from (``mismatch_warning`` compares that one)."""
+    meta = model_meta(
+        identity,
+        backend=STATIC,
+        model_id=embedder.model_id,
+        dim=embedder.dim,
+        max_seq_length=0,
+        precision="fp16",
+    )
+    return {
+        **meta,
+        "name": f"static distill of {meta['name']}",
+        "folder": folder,  # under $ENGINE_HOME/models
+        "source_key": identity.key if identity else "",
+        "source_weights_sha256": meta["weights_sha256"],
+        "weights_sha256": weights_sha256,
+    }
+
+
 def load_query_embedder(
     meta: Mapping[str, Any], home: Path, *, threads: int = 1, prepack: bool = True
 ) -> Embedder:
@@ -103,6 +141,8 @@ def load_query_embedder(
     backend = meta.get("backend")
     if backend == HASHING:
         return HashingEmbedder(int(meta["dim"]), model_id=str(meta["model_id"]))
+    if backend == STATIC:
+        return _static_embedder(meta, home)
     if backend == REMOTE:
         from signals.vector.remote import query_embedder
 
@@ -140,6 +180,38 @@ def _shared_embedder(directory: Path, threads: int, prepack: bool) -> Embedder:
             embedder = OnnxEmbedder(directory, threads=threads, prepack=prepack)
             _EMBEDDERS[key] = embedder
         return embedder
+
+
+def _static_embedder(meta: Mapping[str, Any], home: Path) -> Embedder:
+    """The static model an index's fast tier was built with, distilled again from its source
+    when its folder is gone and the source still holds the same model."""
+    from signals.vector.static_embedder import StaticEmbedder
+    from signals.vector.static_model import ensure_static_model, read_static_manifest
+
+    directory = home / "models" / str(meta.get("folder", ""))
+    key = (directory, 0, False)
+    with _EMBEDDERS_LOCK:
+        found = _EMBEDDERS.get(key)
+    if found is not None:
+        return found
+    manifest = read_static_manifest(directory)
+    if manifest is None:
+        source = _recorded_source(meta)
+        if source is None or identify(source, home).key != meta.get("source_key"):
+            raise SignalUnavailable(
+                f"the vector index's fast tier was built with {meta.get('name', '?')}, which "
+                f"is gone ({directory} is missing and its source model changed); run "
+                "`engine index` again to re-embed"
+            )
+        manifest = ensure_static_model(identify(source, home), home)
+    if manifest.weights_sha256 != meta.get("weights_sha256"):
+        raise SignalUnavailable(
+            f"the static model in {directory} is not the one the vector index was built with "
+            "(its weights' sha256 differs); run `engine index` again to re-embed"
+        )
+    embedder = StaticEmbedder(manifest)
+    with _EMBEDDERS_LOCK:
+        return _EMBEDDERS.setdefault(key, embedder)
 
 
 def _reexport(meta: Mapping[str, Any], home: Path, directory: Path) -> None:
@@ -201,7 +273,7 @@ def mismatch_warning(meta: Mapping[str, Any], configured: str | None, home: Path
             f"index built with model {index_name}; configured model {configured_name} "
             "ignored (not found); run engine index again to switch"
         )
-    if identity.key == base_key(meta):
+    if identity.key == (meta["source_key"] if meta.get("backend") == STATIC else base_key(meta)):
         return ""
     return (
         f"index built with model {index_name}; configured model {identity.source.name} "

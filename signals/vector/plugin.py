@@ -16,9 +16,9 @@ from engine.types import VECTOR
 
 
 def make_builder(options: IndexOptions) -> SignalBuilder:
-    from signals.vector.builder import VectorBuilder
+    from signals.vector.tiers import TieredVectorBuilder
 
-    return VectorBuilder(options)
+    return TieredVectorBuilder(options)
 
 
 def open_signal(directory: Path, meta: Mapping[str, Any], options: OpenOptions) -> Signal:

@@ -40,7 +40,10 @@ class VectorSignal:
         embedder: Embedder,
         directory: Path,
         warning: str | Callable[[], str] = "",
+        *,
+        tier: str = "full",
     ) -> None:
+        self._tier = tier  # "fast" (the static model) or "full" (MiniLM): tiers.py
         self._store = store
         self._embedder = embedder
         self._directory = directory
@@ -52,6 +55,10 @@ class VectorSignal:
     @property
     def name(self) -> str:
         return VECTOR
+
+    @property
+    def tier(self) -> str:
+        return self._tier
 
     @property
     def warning(self) -> str:
@@ -132,5 +139,9 @@ def open_vector_signal(
             f"{embedder.dim}; run `engine index` again"
         )
     return VectorSignal(
-        store, embedder, directory, partial(mismatch_warning, model, options.model, options.home)
+        store,
+        embedder,
+        directory,
+        partial(mismatch_warning, model, options.model, options.home),
+        tier=str(meta.get("tier", "full")),
     )

@@ -9,6 +9,7 @@ development set (eval/RESULTS.md).
 from __future__ import annotations
 
 import re
+from typing import Literal
 
 from engine.search.ranking.options import RankingOptions
 from engine.types import Result
@@ -25,6 +26,19 @@ _VENDORED_PATH = re.compile(r"(^|/)(vendor|third_party|third-party|external)/")
 
 _LEGACY_PATH = re.compile(r"(^|/)(deprecated|legacy|compat|_compat|backports?|v1)(/|\.[a-z]+$)")
 _DOCS_LANGUAGES = frozenset({"markdown", "text", "rst"})
+
+
+PathKind = Literal["implementation", "test", "generated"]
+
+
+def path_kind(path: str) -> PathKind:
+    """What a path holds by its name, as the priors below judge it ("generated" includes
+    vendored code); the vector signal embeds in this order (implementation first)."""
+    if _GENERATED_PATH.search(path) or _VENDORED_PATH.search(path):
+        return "generated"
+    if _TEST_PATH.search(path):
+        return "test"
+    return "implementation"
 
 
 def path_prior(path: str, options: RankingOptions) -> tuple[float, str]:

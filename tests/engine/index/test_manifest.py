@@ -52,7 +52,9 @@ def test_every_written_manifest_round_trips_to_the_same_json(tmp_path: Path, in_
         assert manifest.to_json() == written
         states.add(manifest.signal("vector").message)
         assert ("source_dirty" in written) == in_git
-    assert "pending" in states and "updating" in states
+    # The first build's fast generation holds the vector signal's static tier; the update's
+    # carries the full one forward.
+    assert any(s.startswith("fast tier") for s in states) and "updating" in states
 
 
 def test_fields_read_as_typed_attributes(tmp_path: Path) -> None:
