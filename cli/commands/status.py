@@ -63,6 +63,14 @@ def _print_status(item: dict[str, Any]) -> None:
         ready = "ready" if state["ready"] else "not ready"
         extra = "" if state.get("synced", True) or not state["ready"] else " (updating)"
         click.echo(f"  {name}: {ready}{extra} {state.get('message', '')}".rstrip())
+        if isinstance(state.get("tiers"), dict):
+            shares = ", ".join(f"{t} {share:.0%}" for t, share in state["tiers"].items())
+            click.echo(f"    tiers: {shares} (answering: {state.get('tier')})")
+    building = item.get("building")
+    if building:
+        total = building.get("total") or 0
+        done = f"{building.get('done')} of {total}" if total else str(building.get("done"))
+        click.echo(f"  in the background: {building.get('stage')} {done} (at {building.get('at')})")
     changed = item.get("changedSinceBuild")
     if changed is None:
         click.secho(f"  {item.get('warning')}", fg="yellow")

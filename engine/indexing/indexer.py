@@ -38,6 +38,7 @@ from engine.index.home import Home, RepoEntry
 from engine.index.manifest import Manifest, SignalState, read_manifest, write_manifest
 from engine.index.store import STORE_FILE, ChunkStore, FileRecord, FileRows
 from engine.index.write_failures import is_write_refused, write_failures_explained
+from engine.indexing.build_progress import ProgressFile
 from engine.indexing.freshness import is_racy
 from engine.indexing.git_changes import GitSnapshot, Vouched, snapshot, vouched_since
 from engine.indexing.parallel_chunking import ChunkedFile, FileTask, chunk_files
@@ -723,11 +724,15 @@ class Indexer:
                 else:
                     os.link(child, generation / child.name)
             store = ChunkStore.open_readonly(generation / STORE_FILE)
+            forward = self.progress
+            # For `engine status`, which cannot see an unpublished generation otherwise.
+            self.progress = ProgressFile(generation, forward)
             try:
                 states = self._run_builders(
                     builders, store, entry, generation, previous, manifest, changes, report
                 )
             finally:
+                self.progress = forward
                 store.close()
             for name, state in list(states.items()):
                 first = fast_manifest.signal(name)

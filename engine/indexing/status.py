@@ -10,6 +10,7 @@ from engine.index.health import signal_damage, store_change
 from engine.index.home import Home
 from engine.index.opening import load_manifest, rebuild_hint
 from engine.index.store import STORE_FILE, ChunkStore
+from engine.indexing.build_progress import read_progress
 from engine.indexing.freshness import staleness
 from engine.indexing.walk import MAX_FILE_BYTES
 from engine.signal import SignalPlugin
@@ -64,6 +65,9 @@ def repo_status(
                 for name, state in manifest.signals.items()
             },
         }
+        building = read_progress(entry.directory, generation)
+        if building is not None:  # a slow phase (embedding) is running, or was killed
+            data["building"] = building
         if changed:
             data["storeDamaged"] = changed
         if damaged:

@@ -84,7 +84,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             seen["all"] = now
             seen["first_tier"] = 0.0 if state["vector"][1] == "full" else 1.0
             done = subprocess.run(
-                [*ENGINE, "query", "read a config file", "--repo", SLUG, "--json", "--explain"],
+                [*ENGINE, "query", SLUG, "read a config file", "--json", "--explain"],
                 env=env,
                 capture_output=True,
                 text=True,

@@ -185,3 +185,18 @@ def test_status_reports_each_tiers_coverage(tmp_path: Path, repo: Path) -> None:
     assert during[0]["tiers"] == {"fast": 1.0, "full": 0.0}
     done = repo_status(home, "toy")["signals"]["vector"]
     assert done["tier"] == "full" and done["tiers"] == {"full": 1.0}
+
+
+def test_status_shows_how_far_the_background_pass_got(tmp_path: Path, repo: Path) -> None:
+    home = Home(tmp_path / "home")
+    during: list[dict[str, Any]] = []
+
+    def hook(calls: int) -> None:
+        if calls == 1:  # the pass is under way
+            during.append(repo_status(home, "toy"))
+
+    index(home, plugins_with(HookedEmbedder(hook)), repo)
+    building = during[0]["building"]
+    assert building["stage"] == "embedding" and building["total"] == 13
+    assert 0 <= building["done"] < 13  # written at most once a second
+    assert "building" not in repo_status(home, "toy")  # published: nothing runs any more

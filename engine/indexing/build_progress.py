@@ -1,0 +1,71 @@
+"""What a slow build running in the background is doing, in a file ``engine status`` reads.
+
+The indexer's slow phase (embedding) builds a generation that is not published until it is
+done, so the index itself cannot say how far it got. The phase's progress calls are copied
+into ``progress.json`` in that generation's folder, at most once a second; status looks for
+it in the generations newer than the published one. A run killed outright leaves its file
+behind until the next run collects the generation, so the file says when it was written.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from engine.errors import IndexCorrupt
+from engine.index.generations import generation_number
+from engine.signal import ProgressFn
+
+PROGRESS_FILE = "progress.json"
+_EVERY_S = 1.0
+
+
+class ProgressFile:
+    """A ``ProgressFn`` that forwards each call and keeps the latest in ``progress.json``."""
+
+    def __init__(self, generation: Path, forward: ProgressFn) -> None:
+        self._path = generation / PROGRESS_FILE
+        self._forward = forward
+        self._written_at = 0.0
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        self._forward(stage, done, total)
+        now = time.monotonic()
+        if now - self._written_at < _EVERY_S and done != total:
+            return
+        self._written_at = now
+        record = {
+            "stage": stage,
+            "done": done,
+            "total": total,
+            "at": datetime.now(UTC).isoformat(timespec="seconds"),
+        }
+        # Progress is advice: a failed write must not fail the build.
+        with contextlib.suppress(OSError):
+            tmp = self._path.with_name(f".{PROGRESS_FILE}.{os.getpid()}")
+            tmp.write_text(json.dumps(record), encoding="utf-8")
+            tmp.replace(self._path)
+
+
+def read_progress(repo_dir: Path, published: Path) -> dict[str, Any] | None:
+    """The progress of a build newer than the ``published`` generation, if one is running."""
+    newest: tuple[int, Path] | None = None
+    for path in repo_dir.glob(f"gen-*/{PROGRESS_FILE}"):
+        try:
+            number = generation_number(path.parent.name)
+        except IndexCorrupt:
+            continue
+        if number > generation_number(published.name) and (newest is None or number > newest[0]):
+            newest = (number, path)
+    if newest is None:
+        return None
+    try:
+        data = json.loads(newest[1].read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
