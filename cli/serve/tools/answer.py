@@ -30,6 +30,7 @@ DEFAULT_BUDGET = 8_000
 MIN_BUDGET = 200
 MAX_BUDGET = 24_000
 DIGEST_CHARS = 12
+TOKENS_DIGITS = 1  # at most what the number in "tokens" (< 25k) adds to a count made with 0 there
 
 
 def digest(tool: str, arguments: Mapping[str, Any]) -> str:
@@ -96,6 +97,13 @@ def fit(
     when anything is left.
     """
     counter = count or agent_counter()[0]
+    whole = {**envelope, key: list(items), "total": len(items), "budget": budget, "tokens": 0}
+    if more:
+        whole["nextCursor"] = next_cursor(len(items))
+    tokens = counter(orjson.dumps(whole).decode())
+    if tokens + TOKENS_DIGITS <= budget:  # the usual case: everything fits, counted once
+        whole["tokens"] = tokens + TOKENS_DIGITS
+        return whole
     base = {
         **envelope,
         key: [],

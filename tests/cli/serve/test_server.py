@@ -160,7 +160,7 @@ def test_initialize_and_tools_listed(shared_home: Path, tmp_path: Path) -> None:
         assert search.input_schema["required"] == ["repo", "query"]
         properties = search.input_schema["properties"]
         assert set(properties) == {
-            "repo", "query", "limit", "lang", "path", "kind", "budget", "cursor"
+            "repo", "query", "limit", "lang", "path", "kind", "budget", "cursor", "wholeChunks"
         }  # fmt: skip
         assert properties["limit"]["default"] == 10
         assert all(prop.get("description") for prop in properties.values())
