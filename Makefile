@@ -66,6 +66,7 @@ bench: setup
 	$(BIN)/python -m eval.bench.vector embed --chunks 300
 	$(BIN)/python -m eval.bench.vector search
 	$(BIN)/python -m eval.bench.vector cold --chunks 300
+	$(BIN)/python -m eval.bench.tiers
 
 # The agent tool end to end through a real MCP client (builds a 10k-chunk index first:
 # about 5-15 minutes of embedding on 2 cores).

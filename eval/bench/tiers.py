@@ -61,6 +61,18 @@ def link_models(source: Path, home: Path) -> None:
             shutil.copyfile(entry, target / entry.name)
 
 
+def prepare_models(home: Path) -> None:
+    """Export MiniLM (at the default precision) and distil the static model into ``home``."""
+    from signals.vector.builder import DEFAULT_EMBED
+    from signals.vector.export import ensure_export
+    from signals.vector.model import identify, resolve_model
+    from signals.vector.static_model import ensure_static_model
+
+    identity = identify(resolve_model(None), home)
+    ensure_export(identity, home, DEFAULT_EMBED.precision)
+    ensure_static_model(identity, home)
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
     work = Path(tempfile.mkdtemp(prefix="bench-tiers-"))
     corpus = copy_corpus(Path(sysconfig.get_paths()["stdlib"]), work / "corpus", args.max_files)
@@ -68,6 +80,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     home.mkdir()
     if args.models:
         link_models(Path(args.models), home)
+    else:
+        prepare_models(home)
     env = {**os.environ, "ENGINE_HOME": str(home)}
     command = [*ENGINE, "index", str(corpus), "--name", SLUG, "--json"]
     if args.vectors:
