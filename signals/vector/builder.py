@@ -22,7 +22,7 @@ from signals.vector.cache import EmbeddingCache, cache_path, text_key
 from signals.vector.chunk_table import ChunkTable
 from signals.vector.documents import document_parts
 from signals.vector.embedder import Embedder, FloatMatrix
-from signals.vector.faiss_index import HNSW_THRESHOLD, VectorStore, faiss_ids
+from signals.vector.faiss_index import ANN_THRESHOLD, VectorStore, faiss_ids
 from signals.vector.loader import LoadedModel, load_indexing_model
 from signals.vector.meta import PRECISIONS, EmbedSettings
 from signals.vector.meta import settings as index_settings
@@ -54,7 +54,8 @@ class VectorBuilder:
     ``max_parts`` > 1 gives a long chunk extra vectors for later windows of its body and
     ``include_path`` puts the path in the embedded text (see documents.py); both exist so
     the eval harness can measure them. ``load_model`` is replaced in tests by one that
-    returns a fake embedder.
+    returns a fake embedder, and ``ann_threshold`` (vectors above which the index becomes
+    approximate, faiss_index.py) by a small one.
     """
 
     def __init__(
@@ -66,7 +67,7 @@ class VectorBuilder:
         max_parts: int = DEFAULT_MAX_PARTS,
         include_path: bool = DEFAULT_INCLUDE_PATH,
         batch_size: int = DEFAULT_BATCH_SIZE,
-        hnsw_threshold: int = HNSW_THRESHOLD,
+        ann_threshold: int = ANN_THRESHOLD,
     ) -> None:
         self._options = options
         self._load_model = load_model
@@ -75,7 +76,7 @@ class VectorBuilder:
         self._max_parts = max_parts
         self._include_path = include_path
         self._batch_size = batch_size
-        self._hnsw_threshold = hnsw_threshold
+        self._ann_threshold = ann_threshold
 
     @property
     def name(self) -> str:
@@ -131,7 +132,7 @@ class VectorBuilder:
             table.remove(gone)
             to_add: Sequence[Chunk] = job.added
         else:
-            store = VectorStore.create(embedder.dim, hnsw_threshold=self._hnsw_threshold)
+            store = VectorStore.create(embedder.dim, ann_threshold=self._ann_threshold)
             table = ChunkTable()
             to_add = job.added if job.previous_dir is None else list(job.source.iter_chunks())
 
@@ -156,6 +157,7 @@ class VectorBuilder:
             "layout": store.layout,
             "tombstones": store.tombstone_count,
             "embedder": embedder_summary(model.meta),
+            **store.describe(),
         }
         warnings = [leaves_machine_warning(remote)] if remote is not None else []
         warnings += _dimension_change(_recorded(job.previous_meta), model.meta)
@@ -234,7 +236,7 @@ class VectorBuilder:
         if any(job.previous_meta.get(k) != v for k, v in settings.items()):
             return None
         try:
-            store = VectorStore.load(job.previous_dir, hnsw_threshold=self._hnsw_threshold)
+            store = VectorStore.load(job.previous_dir, ann_threshold=self._ann_threshold)
             table = ChunkTable.load(job.previous_dir)
         except (OSError, RuntimeError, ValueError, KeyError) as err:
             problems.append(f"{job.previous_dir}: previous vector index unreadable ({err})")

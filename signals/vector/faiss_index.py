@@ -1,23 +1,27 @@
 """The FAISS index of one generation: vectors keyed by (chunk id, part), searched by cosine.
 
-FAISS quirks stay in this module. Vectors are L2-normalised, so inner product is cosine.
-A FAISS id packs the chunk id and the part number (a long chunk may have several vectors):
-``faiss_id = chunk_id << PART_BITS | part``; callers only ever see chunk ids.
+FAISS quirks stay in this module and ivf.py. Vectors are L2-normalised, so inner product is
+cosine. A FAISS id packs the chunk id and the part number (a long chunk may have several
+vectors): ``faiss_id = chunk_id << PART_BITS | part``; callers only ever see chunk ids.
 
-Two layouts, chosen by size:
+Layouts, chosen by size (``settle``):
 - ``flat``: ``IndexIDMap2(IndexScalarQuantizer(fp16, inner product))``, an exhaustive scan
   over half-precision copies of the vectors; ``remove_ids`` works. Against ``IndexFlatIP``
   at 100k clustered vectors (one query, one thread, loaded machine): 9.1 vs 15.4 ms CPU,
   recall@10 0.999, 73 vs 146 MB; scores differ by ~1e-3. A scan is memory-bound, so half
-  the bytes is most of the speed-up. ~3 ms per 100k on an idle core (5.5 ms with float32),
-  so ``HNSW_THRESHOLD`` (500k) stays inside the 60 ms goal with room for the query
-  embedding.
-- ``hnsw``: ``IndexIDMap2(IndexHNSWFlat)``, approximate, sub-millisecond at any size, but
-  recall is data-dependent (0.79 at efSearch 128, 0.95 at 256 on 20k clustered synthetic
-  vectors) and building 100k takes 7-100 s here, so it is only for indexes flat cannot serve
-  in time. HNSW cannot remove vectors, so removed ids become tombstones (``tombstones.npy``)
-  that searches exclude with an ``IDSelector``; the graph is rebuilt when tombstones pass
-  ``REBUILD_DEAD_FRACTION`` or a removed id comes back.
+  the bytes is most of the speed-up. Its cost grows with the index: on two loaded cores
+  (2026-12-02) 12 ms wall (8 ms CPU) per query at 100k, 26 at 250k, 51 at 500k, 84 at 1M.
+- ``ivf``: above ``ANN_THRESHOLD`` (200k vectors, where a flat scan reaches ~20 ms and would
+  take a 100k-chunk query's whole 40 ms budget at twice that), an inverted file over int8
+  codes (ivf.py): recall@10 0.98 against exact search on real embeddings, 2-7 ms per query
+  at 200k-1M, half the flat layout's memory. Adds and removals work in place; the lists are
+  trained again when the index has grown fourfold (``lists_for`` doubles).
+- ``hnsw``: ``IndexIDMap2(IndexHNSWFlat)``, the layout this engine wrote above 500k vectors
+  before ``ivf``. Still read and searched (removed ids are tombstones in ``tombstones.npy``,
+  which searches exclude with an ``IDSelector``: HNSW cannot remove), and converted by the
+  next update's ``settle``. It was dropped because building it took 7-100 s per 100k here,
+  its recall on 1M clustered vectors was 0.84 at efSearch 128 (shared/STACK.md), it keeps
+  float32 vectors (1.5 GB per 1M) and it cannot remove.
 
 Searches run FAISS single-threaded (per calling thread): one query gains nothing from a
 second OpenMP thread, and on shared cores the idle thread's spin-wait made a 100k flat
@@ -36,24 +40,25 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
+from signals.vector import ivf
 from signals.vector.embedder import FloatMatrix, FloatVector
 from signals.vector.files import (
     INDEX_FILE,
     LAYOUT_FILE,
     TOMBSTONES_FILE,
+    VectorFilesDamaged,
     check_index_files,
     written_sizes,
 )
 
 PART_BITS = 4
 
-HNSW_THRESHOLD = 500_000
+ANN_THRESHOLD = 200_000
 HNSW_M = 32
 HNSW_EF_CONSTRUCTION = 40
 HNSW_EF_SEARCH = 256
-REBUILD_DEAD_FRACTION = 0.2
 
-Layout = Literal["flat", "hnsw"]
+Layout = Literal["flat", "ivf", "hnsw"]
 IdArray = npt.NDArray[np.int64]
 
 
@@ -75,34 +80,37 @@ def chunk_ids_of(ids: IdArray) -> IdArray:
 class VectorStore:
     """A mutable FAISS index plus its tombstones; ``save`` writes one generation's files."""
 
-    def __init__(
-        self, index: Any, layout: Layout, tombstones: IdArray, hnsw_threshold: int
-    ) -> None:
+    def __init__(self, index: Any, layout: Layout, tombstones: IdArray, ann_threshold: int) -> None:
         self._index = index
         self._layout: Layout = layout
         self._dead = tombstones
-        self._threshold = hnsw_threshold
+        self._threshold = ann_threshold
         self._params: Any = None
         self._keepalive: tuple[Any, ...] = ()
         self._refresh_search_params()
 
     @classmethod
-    def create(cls, dim: int, *, hnsw_threshold: int = HNSW_THRESHOLD) -> VectorStore:
-        return cls(_new_index(dim, "flat"), "flat", np.zeros(0, np.int64), hnsw_threshold)
+    def create(cls, dim: int, *, ann_threshold: int = ANN_THRESHOLD) -> VectorStore:
+        return cls(_new_index(dim, "flat"), "flat", np.zeros(0, np.int64), ann_threshold)
 
     @classmethod
     def load(
-        cls, directory: Path, *, mmap: bool = False, hnsw_threshold: int = HNSW_THRESHOLD
+        cls, directory: Path, *, mmap: bool = False, ann_threshold: int = ANN_THRESHOLD
     ) -> VectorStore:
         import faiss
 
         layout_data = check_index_files(directory)  # VectorFilesDamaged, a ValueError
-        layout: Layout = "hnsw" if layout_data.get("layout") == "hnsw" else "flat"
+        recorded = layout_data.get("layout")
+        layout: Layout = recorded if recorded in ("ivf", "hnsw") else "flat"
         flags = faiss.IO_FLAG_MMAP if mmap else 0
         index = faiss.read_index(str(directory / INDEX_FILE), flags)
+        if (layout == "ivf") != ivf.is_ivf(index):
+            raise VectorFilesDamaged(f"{INDEX_FILE} does not hold the {layout} layout")
+        if layout == "ivf":
+            ivf.set_probes(index)
         dead_path = directory / TOMBSTONES_FILE
         dead = np.load(dead_path) if dead_path.is_file() else np.zeros(0, np.int64)
-        return cls(index, layout, dead.astype(np.int64), hnsw_threshold)
+        return cls(index, layout, dead.astype(np.int64), ann_threshold)
 
     @property
     def dim(self) -> int:
@@ -121,9 +129,23 @@ class VectorStore:
     def tombstone_count(self) -> int:
         return len(self._dead)
 
+    def describe(self) -> dict[str, Any]:
+        """What the vector meta records of the approximate layout; nothing for ``flat``."""
+        if self._layout != "ivf":
+            return {}
+        return {
+            "ann": {
+                "codes": "sq8",
+                "lists": int(self._index.nlist),
+                "probes": int(self._index.nprobe),
+            }
+        }
+
     def live_ids(self) -> IdArray:
         import faiss
 
+        if self._layout == "ivf":
+            return ivf.ids_of(self._index)
         ids = faiss.vector_to_array(self._index.id_map).astype(np.int64)
         if len(self._dead):
             ids = ids[~np.isin(ids, self._dead)]
@@ -137,7 +159,7 @@ class VectorStore:
         doomed = ids[np.isin(chunk_ids_of(ids), np.asarray(chunk_ids, dtype=np.int64))]
         if len(doomed) == 0:
             return 0
-        if self._layout == "flat":
+        if self._layout != "hnsw":
             self._index.remove_ids(doomed)
         else:
             self._dead = np.union1d(self._dead, doomed)
@@ -149,19 +171,25 @@ class VectorStore:
             return
         if self._layout == "hnsw" and len(self._dead) and np.isin(ids, self._dead).any():
             # A tombstoned id coming back would stay hidden by its own tombstone.
-            self._rebuild("hnsw")
+            self._rebuild("ivf")
         self._index.add_with_ids(np.ascontiguousarray(vectors, np.float32), ids)
 
     def settle(self) -> None:
-        """Pick the layout for the current size and drop tombstones when they pile up."""
+        """Pick the layout for the current size: exact up to the threshold, ``ivf`` above it,
+        its lists trained again once the index has outgrown them."""
         live = self.vector_count
         if self._layout == "flat" and live > self._threshold:
-            self._rebuild("hnsw")
-        elif self._layout == "hnsw" and live < self._threshold // 2:
+            self._rebuild("ivf")
+        elif self._layout != "flat" and live < self._threshold // 2:
             # Hysteresis: an index near the threshold does not flip layout on every update.
             self._rebuild("flat")
-        elif self._layout == "hnsw" and len(self._dead) > REBUILD_DEAD_FRACTION * max(live, 1):
-            self._rebuild("hnsw")
+        elif self._layout == "hnsw" or self._outgrown(live):
+            self._rebuild("ivf")
+
+    def _outgrown(self, live: int) -> bool:
+        """An ``ivf`` index grown fourfold since its lists were trained (their count would
+        double): its lists are long and their centres fit the vectors of then."""
+        return self._layout == "ivf" and ivf.lists_for(live) >= 2 * int(self._index.nlist)
 
     def search(self, query: FloatVector, k: int) -> tuple[IdArray, npt.NDArray[np.float32]]:
         """Up to ``k`` (faiss id, cosine) pairs, best first."""
@@ -195,15 +223,27 @@ class VectorStore:
         (directory / LAYOUT_FILE).write_text(json.dumps(layout), encoding="utf-8")
 
     def _rebuild(self, layout: Layout) -> None:
+        """The same live vectors in a new index of ``layout``. Out of ``ivf`` they are its
+        int8 codes decoded, not the embedder's vectors (1 - cosine ≤ 3e-4 on real MiniLM
+        vectors, ivf.py's ``RANGE_MARGIN``)."""
         import faiss
 
-        total = int(self._index.ntotal)
-        ids = faiss.vector_to_array(self._index.id_map).astype(np.int64)
-        vectors = self._index.index.reconstruct_n(0, total) if total else None
-        index = _new_index(self.dim, layout)
-        if vectors is not None:
+        vectors: FloatMatrix
+        if self._layout == "ivf":
+            ids, vectors = ivf.contents(self._index)
+        else:
+            total = int(self._index.ntotal)
+            ids = faiss.vector_to_array(self._index.id_map).astype(np.int64)
+            vectors = self._index.index.reconstruct_n(0, total) if total else _empty(self.dim)
+        if len(self._dead):
             live = ~np.isin(ids, self._dead)
-            index.add_with_ids(np.ascontiguousarray(vectors[live]), ids[live])
+            ids, vectors = ids[live], vectors[live]
+        if layout == "ivf":
+            index = ivf.build(self.dim, ids, vectors)
+        else:
+            index = _new_index(self.dim, layout)
+            if len(ids):
+                index.add_with_ids(np.ascontiguousarray(vectors), ids)
         self._index = index
         self._layout = layout
         self._dead = np.zeros(0, np.int64)
@@ -212,8 +252,8 @@ class VectorStore:
     def _refresh_search_params(self) -> None:
         import faiss
 
-        if self._layout == "flat":
-            self._params = None
+        if self._layout != "hnsw":
+            self._params = None  # ivf: the index's own nprobe (ivf.set_probes)
             return
         # Exists at run time; faiss's bundled stub file does not list it.
         params = faiss.SearchParametersHNSW()  # type: ignore[attr-defined]
@@ -235,6 +275,10 @@ def _write_error(exc: RuntimeError, target: Path) -> OSError:
         if os.strerror(code) in message:
             return OSError(code, os.strerror(code), str(target))
     return OSError(errno.EIO, f"FAISS could not write the index: {message.strip()}", str(target))
+
+
+def _empty(dim: int) -> FloatMatrix:
+    return np.zeros((0, dim), np.float32)
 
 
 def _new_index(dim: int, layout: Layout) -> Any:

@@ -25,8 +25,9 @@ LAYOUT_FILE = "layout.json"
 ROWS_FILE = "chunks.npy"  # signals/vector/chunk_table.py
 STRINGS_FILE = "chunks.json"
 
-# The fourcc FAISS writes first for the indexes faiss_index.py makes (IndexIDMap2; IndexIDMap).
-_FAISS_MAGIC = (b"IxM2", b"IxMp")
+# The fourcc FAISS writes first for the indexes faiss_index.py makes (IndexIDMap2; IndexIDMap;
+# IndexIVFScalarQuantizer, ivf.py).
+_FAISS_MAGIC = (b"IxM2", b"IxMp", b"IwSq")
 _NPY_MAGIC = b"\x93NUMPY"
 
 

@@ -352,3 +352,69 @@ def test_settings_changed_only_for_an_explicit_choice_the_index_lacks(home: Path
     assert changed(document_tokens=128)
     assert changed(model="/models/b")
     assert not VectorBuilder(IndexOptions(home=home, embed_precision="int8")).settings_changed({})
+
+
+def _many_chunks(first: int, count: int) -> list[Chunk]:
+    words = ["parse", "render", "socket", "cache", "token", "matrix", "retry", "window"]
+    return [
+        make_chunk(
+            i,
+            f"pkg/m{i}.py",
+            f"def f{i}():\n    return {words[i % 8]}_{i} + {words[(i * 5) % 8]}_{i * 3}",
+            name=f"f{i}",
+        )
+        for i in range(first, first + count)
+    ]
+
+
+def _finds_itself(directory: Path, embedder: HashingEmbedder, chunks: list[Chunk]) -> bool:
+    from signals.vector.documents import document_parts
+
+    store = VectorStore.load(directory)
+    vectors = embedder.embed_documents([document_parts(c)[0] for c in chunks])
+    return all(
+        int(chunk_ids_of(store.search(v, 1)[0])[0]) == c.id
+        for v, c in zip(vectors, chunks, strict=True)
+    )
+
+
+def test_the_index_is_exact_below_the_threshold_and_approximate_above(
+    home: Path, tmp_path: Path
+) -> None:
+    chunks = _many_chunks(1, 120)
+    embedder = HashingEmbedder(dim=128)
+    small, report = Generations(tmp_path / "small").build(
+        _builder(home, embedder, ann_threshold=200), FakeChunkSource(chunks), chunks
+    )
+    assert report.meta["layout"] == "flat"
+    assert "ann" not in report.meta  # an exact index's meta is what it was before ivf
+    large, report = Generations(tmp_path / "large").build(
+        _builder(home, embedder, ann_threshold=100), FakeChunkSource(chunks), chunks
+    )
+    assert report.meta["layout"] == "ivf"
+    assert report.meta["ann"] == {"codes": "sq8", "lists": 3, "probes": 3}
+    assert _indexed_chunk_ids(large) == _indexed_chunk_ids(small) == list(range(1, 121))
+    assert _finds_itself(large, embedder, chunks[::9])
+
+
+def test_an_index_crossing_the_threshold_on_reindex_converts_and_back(
+    home: Path, generations: Generations
+) -> None:
+    embedder = HashingEmbedder(dim=128)
+    builder = _builder(home, embedder, ann_threshold=100)
+    first = _many_chunks(1, 80)
+    _, report = generations.build(builder, FakeChunkSource(first), first)
+    assert report.meta["layout"] == "flat"
+    more = _many_chunks(81, 60)
+    directory, report = generations.build(builder, FakeChunkSource(first + more), more)
+    assert (report.meta["layout"], report.meta["vectors"]) == ("ivf", 140)
+    assert embedder.embedded_texts == 140  # converted from the stored vectors, not re-embedded
+    assert _finds_itself(directory, embedder, (first + more)[::7])
+    # Removals on the approximate index, then below half the threshold: exact again.
+    kept = first[:45]
+    directory, report = generations.build(
+        builder, FakeChunkSource(kept), [], removed_ids=[c.id for c in first[45:] + more]
+    )
+    assert (report.meta["layout"], report.meta["vectors"]) == ("flat", 45)
+    assert _indexed_chunk_ids(directory) == [c.id for c in kept]
+    assert _finds_itself(directory, embedder, kept[::5])
