@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from engine.errors import SignalUnavailable
 from signals.vector.embedder import FloatMatrix, FloatVector, l2_normalise
 from signals.vector.static_model import StaticManifest
 
@@ -25,9 +26,15 @@ DOCUMENT_PIECES = 512
 
 class StaticEmbedder:
     def __init__(self, manifest: StaticManifest, *, document_pieces: int = DOCUMENT_PIECES):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            from model2vec import StaticModel
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                from model2vec import StaticModel
+        except ImportError as err:
+            raise SignalUnavailable(
+                f"the vector index's fast tier needs model2vec ({err}): pip install model2vec, "
+                "or run `engine reindex SLUG --vectors full`"
+            ) from err
 
         self._model: Any = StaticModel.from_pretrained(manifest.directory, force_download=False)
         self._manifest = manifest

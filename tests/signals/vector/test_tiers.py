@@ -122,3 +122,15 @@ def _job(generations: Generations, directory: Path) -> Any:
 
 def tmp_root(generations: Generations) -> Path:
     return generations.root / "repo"
+
+
+def test_an_index_from_before_tiers_counts_as_full_and_is_carried_forward(tmp_path: Path) -> None:
+    builder = fake_tiered_builder(IndexOptions(home=tmp_path))
+    generations = Generations(tmp_path)
+    generations.build(builder, FakeChunkSource(CHUNKS), CHUNKS)
+    for key in ("tier", "vectors", "tiers"):  # what an index written before tiers lacks
+        del generations.previous_meta[key]
+    directory = tmp_path / "next"
+    directory.mkdir()
+    assert builder.build_first_tier(_job(generations, directory)) is None
+    assert not builder.settings_changed(generations.previous_meta)
