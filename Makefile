@@ -61,11 +61,18 @@ format: setup
 # Speed on real corpora (the interpreter's stdlib): indexing and search with the lexical and
 # symbol signals, then the vector signal's embedding throughput, warm search at 10k and 100k
 # vectors, and a cold query process. Results go to stdout; BENCHMARKS.md records them.
+# With SCALE_HOME set to an ENGINE_HOME where semble-dev is indexed (make eval-dev; it is
+# only read), also exact against approximate vector search at 100k, 200k and 1M vectors built
+# from its real MiniLM vectors (eval/bench/vector_scale.py; ~15 minutes, ~6 GB of memory).
+SCALE_HOME ?=
 bench: setup
 	$(BIN)/python -m eval.bench.corpus --signals lexical,symbol
 	$(BIN)/python -m eval.bench.vector embed --chunks 300
 	$(BIN)/python -m eval.bench.vector search
 	$(BIN)/python -m eval.bench.vector cold --chunks 300
+	@if [ -n "$(SCALE_HOME)" ]; then $(BIN)/python -m eval.bench.vector scale --exact \
+		--real-home $(SCALE_HOME) --benchmark $(BENCHMARKS)/semble-dev \
+		--sizes 100000 200000 1000000; else echo "vector scale: skipped (set SCALE_HOME)"; fi
 	$(BIN)/python -m eval.bench.tiers
 
 # The agent tool end to end through a real MCP client (builds a 10k-chunk index first:
