@@ -16,12 +16,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from engine.search.ranking.stems import content_stems
+from engine.search.ranking.stems import stem
+from engine.terms import STOPWORDS, identifier_parts, identifiers
 from engine.types import Result
 
 DEFAULT_EXCERPT_LINES = 16  # semble-dev: against 12, 24, 32, 48 and whole chunks (RESULTS)
 HEADER_LINES = 1
-MIN_STEM = 3  # shorter stems ("id", "io") would match inside unrelated words
+MIN_STEM = 3  # shorter keys ("id", "io") would match inside unrelated words
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +31,28 @@ class Excerpt:
     chunk_start_line: int  # the whole chunk's range
     chunk_end_line: int
     header: str  # the chunk's first line when the window starts below it, else ""
+
+
+def query_keys(query: str) -> tuple[str, ...]:
+    """What a line must contain to hold each of the query's words: the common prefix of the
+    word and its stem ("retry" and its stem "retri" give "retr", which finds "retry()" and
+    "retries"), at least ``MIN_STEM`` characters."""
+    keys: dict[str, None] = {}
+    for token in identifiers(query):
+        for part in identifier_parts(token):
+            if part in STOPWORDS or part.isdigit():
+                continue
+            key = _shared_start(part, stem(part))
+            if len(key) >= MIN_STEM:
+                keys[key] = None
+    return tuple(keys)
+
+
+def _shared_start(a: str, b: str) -> str:
+    n = 0
+    while n < min(len(a), len(b)) and a[n] == b[n]:
+        n += 1
+    return a[:n]
 
 
 def _line_score(line: str, wanted: tuple[str, ...]) -> int:
@@ -46,7 +69,7 @@ def excerpt(result: Result, query: str, max_lines: int = DEFAULT_EXCERPT_LINES) 
     lines = result.content.split("\n")
     if max_lines < 1 or len(lines) <= max_lines:
         return None
-    wanted = tuple(w for w in content_stems(query) if len(w) >= MIN_STEM)
+    wanted = query_keys(query)
     scores = [_line_score(line, wanted) for line in lines]
     window = sum(scores[:max_lines])
     best, best_start = window, 0
