@@ -218,15 +218,20 @@ def test_damage_in_an_old_generation_does_not_touch_the_published_one(
 def test_damaged_embedding_cache_is_set_aside_and_rebuilt(
     home: Home, repo: Path, built: dict[str, Any], damage: str
 ) -> None:
-    (cache,) = (home.root / "cache").glob("embeddings-*.sqlite")
-    DAMAGES[damage](cache)
+    # One cache per embedder (the fast tier's and the full model's): damage them all.
+    caches = sorted((home.root / "cache").glob("embeddings-*.sqlite"))
+    assert caches
+    for cache in caches:
+        DAMAGES[damage](cache)
     (repo / "toy" / "extra.py").write_text("def extra_function():\n    pass\n")
     code, report = cli("reindex", "toy")
     assert code == 0, report
     assert report["problems"] == []
     assert report["signals"]["vector"]["ready"] is True
-    set_aside = list((home.root / "cache").glob(f"{cache.name}.damaged-*"))
-    assert len(set_aside) == (damage != "emptied")  # SQLite takes an empty file as a new one
+    # The cache this update embeds with is set aside (SQLite takes an empty file as a new
+    # one); a tier this update does not build keeps its file until it is next opened.
+    set_aside = [p for c in caches for p in (home.root / "cache").glob(f"{c.name}.damaged-*")]
+    assert (len(set_aside) >= 1) == (damage != "emptied")
     code, data = cli("query", "toy", "extra function")
     assert code == 0 and "warning" not in data
     assert data["results"][0]["filePath"] == "toy/extra.py"
