@@ -10,12 +10,13 @@ Layouts, chosen by size (``settle``):
   at 100k clustered vectors (one query, one thread, loaded machine): 9.1 vs 15.4 ms CPU,
   recall@10 0.999, 73 vs 146 MB; scores differ by ~1e-3. A scan is memory-bound, so half
   the bytes is most of the speed-up. Its cost grows with the index: on two loaded cores
-  (2026-12-02) 12 ms wall (8 ms CPU) per query at 100k, 26 at 250k, 51 at 500k, 84 at 1M.
-- ``ivf``: above ``ANN_THRESHOLD`` (200k vectors, where a flat scan reaches ~20 ms and would
-  take a 100k-chunk query's whole 40 ms budget at twice that), an inverted file over int8
-  codes (ivf.py): recall@10 0.98 against exact search on real embeddings, 2-7 ms per query
-  at 200k-1M, half the flat layout's memory. Adds and removals work in place; the lists are
-  trained again when the index has grown fourfold (``lists_for`` doubles).
+  (2026-12-02) 12-16 ms wall (8 ms CPU) per query at 100k, 24-26 at 250k, 51 at 500k,
+  84-114 at 1M.
+- ``ivf``: above ``ANN_THRESHOLD`` (200k vectors, where a flat scan takes ~20-25 ms under
+  load, most of a query's 40 ms goal), an inverted file over int8 codes (ivf.py): recall@10
+  0.980 at 250k and 0.970 at 1M against exact search on real embeddings, 3.3 and 6.6 ms per
+  query, half the flat layout's memory (0.4 against 0.8 GB per 1M). Adds and removals work
+  in place; the lists are trained again when the index has grown fourfold.
 - ``hnsw``: ``IndexIDMap2(IndexHNSWFlat)``, the layout this engine wrote above 500k vectors
   before ``ivf``. Still read and searched (removed ids are tombstones in ``tombstones.npy``,
   which searches exclude with an ``IDSelector``: HNSW cannot remove), and converted by the
