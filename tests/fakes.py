@@ -159,7 +159,10 @@ def fake_tiered_builder(
     return TieredVectorBuilder(
         options,
         full=VectorBuilder(options, load_model=fake_loader(full)),
-        fast=VectorBuilder(options, load_model=fake_loader(fast)),
+        # The fast tier is always local, as TieredVectorBuilder makes its own: no --embedder.
+        fast=VectorBuilder(
+            IndexOptions(home=options.home, model=options.model), load_model=fake_loader(fast)
+        ),
     )
 
 

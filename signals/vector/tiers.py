@@ -24,8 +24,12 @@ from engine.signal import BuildJob, BuildReport, IndexOptions, VectorTier
 from engine.types import VECTOR
 from signals.vector.builder import VectorBuilder
 from signals.vector.loader import load_static_model
+from signals.vector.remote_spec import REMOTE, remote_spec_for
 
 DEFAULT_TIER: VectorTier = "full"
+# Where a fast generation records the remote embedder its full tier is to use, so that a
+# reindex after an interrupted or failed remote pass does not fall back to the local model.
+FULL_EMBEDDER = "full_embedder"
 # Texts per static embed call: model2vec's own batch; 10k stdlib chunks embed in 6.2 s with
 # it against 9.7 s in MiniLM's batches of 64 (load ~4).
 STATIC_BATCH_SIZE = 1024
@@ -94,12 +98,15 @@ class TieredVectorBuilder:
 
     def _build(self, job: BuildJob, tier: VectorTier) -> BuildReport:
         builder = self._fast if tier == "fast" else self._full
+        full_embedder = self._full_embedder(job.previous_meta)
         if job.previous_dir is not None and _tier_of(job.previous_meta) != tier:
-            # The previous generation holds the other tier's vectors: nothing to update.
+            # The previous generation holds the other tier's vectors: nothing to update, but
+            # the full tier keeps the embedder it was asked for (a remote one, say), which a
+            # fast generation records for it.
             job = dataclasses.replace(
                 job,
                 previous_dir=None,
-                previous_meta={},
+                previous_meta={"model": full_embedder} if tier == "full" and full_embedder else {},
                 added=list(job.source.iter_chunks()),
                 removed_ids=(),
                 removed_paths=(),
@@ -116,9 +123,25 @@ class TieredVectorBuilder:
         # its generation replaces this one.
         tiers = {"fast": coverage, "full": 0.0} if tier != chosen else {tier: coverage}
         meta = {**report.meta, "tier": tier, "vectors": chosen, "tiers": tiers}
+        if tier == "fast" and full_embedder:
+            meta[FULL_EMBEDDER] = full_embedder
         return dataclasses.replace(
             report, meta=meta, message=model_change(job.previous_meta, meta) + message
         )
+
+    def _full_embedder(self, previous_meta: Mapping[str, Any]) -> dict[str, Any] | None:
+        """The remote embedder the full tier builds with, as a model meta records it: the
+        user's choice, else what the previous generation recorded (a full one in its model
+        meta, a fast one under ``FULL_EMBEDDER``); None for the local model."""
+        recorded = (
+            previous_meta.get(FULL_EMBEDDER)
+            if _tier_of(previous_meta) == "fast"
+            else _recorded(previous_meta)
+        )
+        spec = remote_spec_for(
+            self._options.embedder, recorded if isinstance(recorded, Mapping) else None
+        )
+        return None if spec is None else {"backend": REMOTE, "remote": spec.to_meta()}
 
 
 def _tier_of(meta: Mapping[str, Any]) -> str:

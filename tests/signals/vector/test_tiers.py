@@ -134,3 +134,45 @@ def test_an_index_from_before_tiers_counts_as_full_and_is_carried_forward(tmp_pa
     directory.mkdir()
     assert builder.build_first_tier(_job(generations, directory)) is None
     assert not builder.settings_changed(generations.previous_meta)
+
+
+def test_a_fast_generation_keeps_the_remote_embedder_its_full_tier_was_asked_for(
+    tmp_path: Path,
+) -> None:
+    # engine index --embedder openai: the fast tier (always local) is published first; if the
+    # remote full pass then fails or is interrupted, a plain reindex must still embed remotely,
+    # not fall back to the local model without a word.
+    from engine.signal import EmbedderChoice
+    from signals.vector.remote_spec import RemoteSpec
+
+    asked: list[RemoteSpec] = []
+    remote_embedder = HashingEmbedder(48, model_id="fake-remote-48")
+
+    def load_remote(spec: RemoteSpec) -> LoadedModel:
+        asked.append(spec)
+        return fake_loader(remote_embedder)(IndexOptions(home=tmp_path), EmbedSettings("fp32", 256))
+
+    def tiered(options: IndexOptions) -> TieredVectorBuilder:
+        return TieredVectorBuilder(
+            options,
+            full=VectorBuilder(
+                options, load_model=fake_loader(HashingEmbedder(64)), load_remote=load_remote
+            ),
+            fast=VectorBuilder(  # always local, as TieredVectorBuilder makes its own
+                IndexOptions(home=options.home),
+                load_model=fake_loader(HashingEmbedder(32, model_id="fake-static-32")),
+            ),
+        )
+
+    choice = EmbedderChoice("openai", url="http://127.0.0.1:9/v1", model="code-model")
+    generations = Generations(tmp_path)
+    _, fast = first_tier(tiered(IndexOptions(home=tmp_path, embedder=choice)), generations)
+    assert fast.meta["tier"] == "fast" and fast.meta["full_embedder"]["backend"] == "remote"
+    assert asked == []  # the fast tier never sends code anywhere
+
+    # The later plain reindex: no --embedder, the previous generation is the fast one.
+    _, full = generations.build(
+        tiered(IndexOptions(home=tmp_path)), FakeChunkSource(CHUNKS), CHUNKS
+    )
+    assert [spec.model for spec in asked] == ["code-model"]
+    assert full.meta["tier"] == "full" and full.meta["dim"] == 48
