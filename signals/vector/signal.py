@@ -3,6 +3,8 @@
 Scores are cosines in [-1, 1]. When the query has filters, candidates are filtered here
 (with the generation's chunk table) and the search widens until ``limit`` survive or the
 index is exhausted, so a narrow filter still gets a full list; the searcher filters again.
+An approximate (``ivf``) index is exhausted sooner: only the lists a query probes hold
+candidates (about 1/16 of the index at 1M vectors), so a very narrow filter may find fewer.
 """
 
 from __future__ import annotations
@@ -89,7 +91,9 @@ class VectorSignal:
                 table = self._chunk_table()
                 allowed = table.allowed([h.chunk_id or 0 for h in hits], query.filters)
                 hits = [h for h, ok in zip(hits, allowed, strict=True) if ok]
-            if len(hits) >= limit or k >= self._store.vector_count:
+            # Fewer than k back: an approximate index has no more candidates in the lists it
+            # probes, and a wider k would only search them again.
+            if len(hits) >= limit or k >= self._store.vector_count or len(ids) < k:
                 return hits[:limit]
             k *= OVERFETCH
 

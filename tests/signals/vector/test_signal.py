@@ -3,14 +3,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from engine.errors import SignalUnavailable
 from engine.signal import IndexOptions, OpenOptions
 from engine.types import Filters, Query
+from signals.vector import ivf
 from signals.vector.builder import VectorBuilder
 from signals.vector.documents import document_parts
-from signals.vector.embedder import HashingEmbedder
+from signals.vector.embedder import HashingEmbedder, l2_normalise
+from signals.vector.faiss_index import VectorStore, faiss_ids
 from signals.vector.loader import (
     HASHING,
     LoadedModel,
@@ -225,3 +228,30 @@ def test_a_lost_export_of_a_vanished_model_says_what_to_do(home: Path, tmp_path:
     (folder / "model.safetensors").write_bytes(b"other weights now")
     with pytest.raises(SignalUnavailable, match=r"no longer available.*engine index"):
         load_query_embedder(meta, home)
+
+
+class _CountingStore(VectorStore):
+    searches = 0
+
+    def search(self, query: Any, k: int) -> Any:
+        self.searches += 1
+        return super().search(query, k)
+
+
+def test_an_approximate_index_stops_widening_once_its_probed_lists_are_exhausted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(ivf, "PROBES", 8)  # of 500 lists: ~320 candidates per query
+    rng = np.random.default_rng(0)
+    vectors = l2_normalise(rng.standard_normal((20_000, 64)).astype(np.float32))
+    plain = VectorStore.create(64, ann_threshold=1000)
+    plain.add(faiss_ids(range(20_000), [0] * 20_000), vectors)
+    plain.settle()
+    plain.save(tmp_path)
+    store = _CountingStore.load(tmp_path, ann_threshold=1000)
+    assert store.describe()["ann"] == {"codes": "sq8", "lists": 500, "probes": 8}
+    signal = VectorSignal(store, HashingEmbedder(dim=64), tmp_path)
+    hits = signal.search(Query("read config file"), 1000)  # k = 4,000 of 20,000
+    # Every candidate of the probed lists, from one search: widening k would find no more.
+    assert 0 < len(hits) < 1000
+    assert store.searches == 1
