@@ -249,6 +249,7 @@ def test_an_approximate_index_stops_widening_once_its_probed_lists_are_exhausted
     plain.settle()
     plain.save(tmp_path)
     store = _CountingStore.load(tmp_path, ann_threshold=1000)
+    assert isinstance(store, _CountingStore)
     assert store.describe()["ann"] == {"codes": "sq8", "lists": 500, "probes": 8}
     signal = VectorSignal(store, HashingEmbedder(dim=64), tmp_path)
     hits = signal.search(Query("read config file"), 1000)  # k = 4,000 of 20,000
