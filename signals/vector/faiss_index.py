@@ -16,7 +16,8 @@ Layouts, chosen by size (``settle``):
   load, most of a query's 40 ms goal), an inverted file over int8 codes (ivf.py): recall@10
   0.980 at 250k and 0.970 at 1M against exact search on real embeddings, 3.3 and 6.6 ms per
   query, half the flat layout's memory (0.4 against 0.8 GB per 1M). Adds and removals work
-  in place; the lists are trained again when the index has grown fourfold.
+  in place; the lists are trained again when the index passes a size where ``lists_for``
+  doubles (524k, then 2.1M vectors: steps of four).
 - ``hnsw``: ``IndexIDMap2(IndexHNSWFlat)``, the layout this engine wrote above 500k vectors
   before ``ivf``. Still read and searched (removed ids are tombstones in ``tombstones.npy``,
   which searches exclude with an ``IDSelector``: HNSW cannot remove), and converted by the
@@ -188,8 +189,9 @@ class VectorStore:
             self._rebuild("ivf")
 
     def _outgrown(self, live: int) -> bool:
-        """An ``ivf`` index grown fourfold since its lists were trained (their count would
-        double): its lists are long and their centres fit the vectors of then."""
+        """An ``ivf`` index grown past a size where ``lists_for`` doubles (524k, 2.1M: steps
+        of four) since its lists were trained: they are long, and their centres fit the
+        vectors of then."""
         return self._layout == "ivf" and ivf.lists_for(live) >= 2 * int(self._index.nlist)
 
     def search(self, query: FloatVector, k: int) -> tuple[IdArray, npt.NDArray[np.float32]]:

@@ -17,8 +17,8 @@ codes alone cap recall at 0.985 (an exhaustive int8 scan at 1M). Fewer lists cos
 time for less recall (1M, 1,024 lists, 128 probes: 0.959 at 12.6 ms), fewer probes missed
 0.95 (1M, 64 probes: 0.942-0.946). Training on 40 points per list is what k-means asks
 for; at 1M a build from scratch took 44-120 s on two loaded cores. Vectors added after
-training keep the lists and ranges trained then; ``settle`` trains again once the index has
-grown fourfold.
+training keep the lists and ranges trained then; ``settle`` trains again once the index
+passes a size where ``lists_for`` doubles (the power of two rounds up at 131k, 524k, 2.1M).
 """
 
 from __future__ import annotations
