@@ -28,7 +28,8 @@ from signals.vector.meta import check_meta
 from signals.vector.remote_spec import RemoteEmbedderError
 
 # Candidates fetched per wanted hit: parts of one chunk collapse into one hit, and filters
-# drop some. Flat search cost does not depend on k; HNSW's barely does below efSearch.
+# drop some. Flat search cost does not depend on k, nor does ivf's (it scans the same lists:
+# 6.8 ms for k=10 and for k=40 at 1M vectors).
 OVERFETCH = 4
 
 
