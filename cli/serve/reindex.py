@@ -309,9 +309,13 @@ def _reindex(args: Sequence[str], progress: Callable[[str, int, int], None]) -> 
         indexer = Indexer(home, plugins(), IndexOptions(home=home.root), progress=progress)
         report = indexer.index(slug, root) if root is not None else indexer.reindex(slug)
     except IndexBusy:
+        # Not a failure: another process (another server's watcher, engine watch, a CLI run)
+        # is bringing the same index up to date. Like a second call while one runs here.
         return {
-            "error": f"{args[-1]} is being indexed by another process; searches use the "
-            "previous index meanwhile — call reindex again once it is done"
+            "repo": args[-1],
+            "status": "running",
+            "message": f"{args[-1]} is being indexed by another process; searches use the "
+            "previous index meanwhile — call indexStatus or reindex again once it is done",
         }
     except EngineError as exc:
         return {"error": str(exc)}
