@@ -120,18 +120,11 @@ def index_repository(
     root = Path(path).expanduser()
     if not root.is_absolute():
         raise UsageError(f"path {path!r} must be absolute: the server does not share your cwd")
-    if not root.is_dir():
-        what = "is a file" if root.exists() else "does not exist"
-        raise UsageError(f"{root} {what} — give the path of a repository folder")
-    for entry in context.home.list():
-        if entry.slug == slug and entry.root != root.resolve():
-            raise UsageError(
-                f"{slug} is already the name of {entry.root} — choose another name, or search "
-                f"it as {slug}"
-            )
+    # The rest (a folder that is missing or a file, a name taken by another folder) the
+    # indexer checks in the child, as engine index does, and its error comes back as is.
     return context.jobs.run(
         slug,
         wait_s=context.reindex_wait_s,
-        root=root.resolve(),
+        root=root,
         on_progress=_listener(progress),
     )

@@ -284,6 +284,10 @@ def test_index_repository_reports_progress_and_then_searches(tmp_path: Path) -> 
         assert "must be absolute" in relative["error"]
         bad_name = await answer(session, "indexRepository", {"path": str(folder), "name": "../x"})
         assert bad_name["error"].startswith("name:")
+        missing = await answer(
+            session, "indexRepository", {"path": str(tmp_path / "nope"), "name": "nope"}
+        )
+        assert "does not exist" in missing["error"]
         result = await session.call_tool(
             "indexRepository", {"path": str(folder), "name": "calc"}, progress_callback=progress
         )
