@@ -16,6 +16,7 @@ from engine.search.tokens import agent_counter
 
 MAX_READ_BYTES = 8 * 1024 * 1024
 MAX_RANGE_LINES = 2_000
+ENVELOPE_TOKENS = 100  # the answer's other fields, kept out of the budget for the lines
 
 FilePath = Annotated[
     str,
@@ -78,14 +79,16 @@ def read_range(
     last = min(end or total, total, start + MAX_RANGE_LINES - 1)
     truncated = last < min(end or total, total)
     count = agent_counter()[0]
-    used = 0
-    taken: list[str] = []
-    for line in lines[start - 1 : last]:
-        used += count(line) + 1
-        if used > tokens - 100 and taken:
-            truncated = True
-            break
-        taken.append(line)
+    room = tokens - ENVELOPE_TOKENS
+    taken = lines[start - 1 : last]
+    if count("\n".join(taken)) > room:  # counted line by line only when it must be cut
+        used, fitting = 0, 0
+        for line in taken:
+            used += count(line) + 1
+            if used > room and fitting:
+                break
+            fitting += 1
+        taken, truncated = taken[:fitting], True
     data: dict[str, Any] = {
         "repo": slug,
         "filePath": rel,

@@ -218,6 +218,12 @@ def test_outline_read_range_and_related(home: Path, tmp_path: Path) -> None:
         for path in ("../home/x", "/etc/passwd"):
             escaped = await answer(session, "readRange", {"repo": "shop", "path": path})
             assert "relative to the repository root" in escaped["error"]
+        cut = await answer(
+            session, "readRange", {"repo": "shop", "path": "shop/orders.py", "budget": 200}
+        )
+        assert cut["truncated"] is True and tokens_of(cut) <= 200
+        assert cut["startLine"] == 1 and 1 < cut["endLine"] < 42
+        assert cut["content"].count("\n") == cut["endLine"] - 1
         gone = await answer(session, "readRange", {"repo": "shop", "path": "shop/nothing.py"})
         assert "no such file" in gone["error"]
 
