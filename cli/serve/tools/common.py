@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Any, get_args
 
 from pydantic import BaseModel, Field
 
+from cli.serve.tools.answer import DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET
 from engine.errors import RepoNotFound, UsageError
 from engine.index.home import Home, validate_slug
 from engine.languages import KNOWN_LANGUAGES
@@ -138,6 +139,15 @@ PathFilter = Annotated[
     Field(
         description="Only files whose repository-relative path matches this glob or folder, "
         "e.g. 'src/server/*', 'tests', '*.py'."
+    ),
+]
+Budget = Annotated[
+    int | None,
+    Field(
+        ge=MIN_BUDGET,
+        le=MAX_BUDGET,
+        description=f"At most this many tokens for the whole answer (default {DEFAULT_BUDGET}, "
+        "counted with cl100k_base); what does not fit is shortened or left for nextCursor.",
     ),
 ]
 Limit = Annotated[int, Field(ge=1, le=MAX_LIMIT, description="Results per page (1-100).")]

@@ -9,7 +9,7 @@ from pydantic import Field
 
 from cli.output import outline_json
 from cli.serve.tools.answer import checked_budget, decode_cursor, encode_cursor, fit
-from cli.serve.tools.common import Cursor, Repo, ToolContext, repo_slug
+from cli.serve.tools.common import Budget, Cursor, Repo, ToolContext, repo_slug
 from engine.errors import UsageError
 from engine.indexing.source_file import NotRead, read_source
 from engine.search.tokens import agent_counter
@@ -55,10 +55,7 @@ def read_range(
     end: Annotated[
         int | None, Field(ge=1, description="Last line, inclusive (default: to the end).")
     ] = None,
-    budget: Annotated[
-        int | None,
-        Field(ge=200, le=24_000, description="At most this many tokens (default 8000)."),
-    ] = None,
+    budget: Budget = None,
 ) -> dict[str, Any]:
     slug = repo_slug(repo)
     rel = relative_path(path)
@@ -122,10 +119,7 @@ def file_outline(
     context: ToolContext,
     repo: Repo,
     path: FilePath,
-    budget: Annotated[
-        int | None,
-        Field(ge=200, le=24_000, description="At most this many tokens (default 8000)."),
-    ] = None,
+    budget: Budget = None,
     cursor: Cursor = None,
 ) -> dict[str, Any]:
     from signals.symbol.lookup import file_outline as outline_of

@@ -8,7 +8,7 @@ from pydantic import Field
 
 from cli.output import response_json
 from cli.serve.tools.answer import checked_budget, fit
-from cli.serve.tools.common import Repo, ToolContext, repo_slug
+from cli.serve.tools.common import Budget, Repo, ToolContext, repo_slug
 from cli.serve.tools.files import FilePath, relative_path
 from engine.errors import UsageError
 from engine.index.store import ChunkStore
@@ -53,10 +53,7 @@ def find_related(
     limit: Annotated[
         int, Field(ge=1, le=50, description="At most this many of each relation.")
     ] = 5,
-    budget: Annotated[
-        int | None,
-        Field(ge=200, le=24_000, description="At most this many tokens (default 8000)."),
-    ] = None,
+    budget: Budget = None,
 ) -> dict[str, Any]:
     from engine.context.expansion import used_definitions
     from signals.symbol.resolver import SymbolResolver

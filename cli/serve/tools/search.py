@@ -10,9 +10,17 @@ import orjson
 from pydantic import Field
 
 from cli.output import response_json
-from cli.serve.tools.answer import checked_budget, decode_cursor, encode_cursor, fit
+from cli.serve.tools.answer import (
+    MAX_BUDGET,
+    MIN_BUDGET,
+    checked_budget,
+    decode_cursor,
+    encode_cursor,
+    fit,
+)
 from cli.serve.tools.common import (
     FRESHNESS,
+    Budget,
     Cursor,
     Kind,
     Lang,
@@ -33,16 +41,6 @@ from engine.types import Filters, Result
 
 MAX_DEPTH = 200  # results a query can page through
 ALL_REPOS = "*"
-
-Budget = Annotated[
-    int | None,
-    Field(
-        ge=200,
-        le=24_000,
-        description="At most this many tokens for the whole answer (default 8000): whole "
-        "results first, then signatures, then bare locations; the rest comes with nextCursor.",
-    ),
-]
 
 SEMANTIC_SEARCH = (
     """\
@@ -190,7 +188,11 @@ def assemble_context(
     query: Annotated[str, Field(description="What you are about to work on, in words.")],
     budget: Annotated[
         int,
-        Field(ge=200, le=24_000, description="Token budget for the whole answer (cl100k_base)."),
+        Field(
+            ge=MIN_BUDGET,
+            le=MAX_BUDGET,
+            description="Token budget for the whole answer (cl100k_base).",
+        ),
     ] = 4000,
     tests: Annotated[bool, Field(description="Also list related tests.")] = False,
 ) -> dict[str, Any]:

@@ -8,8 +8,7 @@ from pydantic import Field
 
 from cli.output import check_locations, location_json
 from cli.serve.tools.answer import checked_budget, decode_cursor, encode_cursor, fit
-from cli.serve.tools.common import FRESHNESS, Cursor, Repo, ToolContext, repo_slug
-from cli.serve.tools.search import Budget
+from cli.serve.tools.common import FRESHNESS, Budget, Cursor, Repo, ToolContext, repo_slug
 from engine.search.searcher import clean_query
 
 MAX_DEPTH = 500
