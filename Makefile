@@ -11,13 +11,14 @@ DEMO_QUERY ?= where are search results from several signals fused into one ranki
 
 setup: $(STAMP)
 
+# The cluster extra (Ray) is installed too: its tests are part of make check.
 # torch is pinned and installed first: a bare `torch` requirement (pulled in by
 # sentence-transformers) would otherwise fetch a multi-GB CUDA build.
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q torch==2.13.0
-	$(BIN)/pip install -q -e '.[dev]'
+	$(BIN)/pip install -q -e '.[dev,cluster]'
 	touch $(STAMP)
 
 demo: setup
