@@ -16,9 +16,10 @@ import shutil
 import subprocess
 import time
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any, overload
 
@@ -210,6 +211,20 @@ class _StoreDefinitions(Sequence[Definition]):
 
     def __iter__(self) -> Iterator[Definition]:
         return iter(self._all())
+
+
+def _attempt(run: Callable[[], BuildReport | None]) -> tuple[BuildReport | None, str]:
+    """One signal's build: (its report, "") or (None, why it failed).
+
+    A refused write or an abort is not one signal's failure (every later write fails too, or
+    the user asked to stop): it propagates, and the previous generation stays current.
+    """
+    try:
+        return run(), ""
+    except Exception as exc:
+        if is_write_refused(exc) or isinstance(exc, BuildAborted):
+            raise
+        return None, f"{type(exc).__name__}: {exc}"
 
 
 class Indexer:
@@ -589,6 +604,29 @@ class Indexer:
             analyses=changes.analyses.get(builder.name, {}),
         )
 
+    def _new_job(
+        self,
+        builder: SignalBuilder,
+        store: ChunkStore,
+        entry: RepoEntry,
+        generation: Path,
+        previous: Path | None,
+        manifest: Manifest,
+        changes: _Changes,
+    ) -> BuildJob:
+        """The job for ``builder`` in a new, empty folder of ``generation``."""
+        directory = generation / builder.name
+        directory.mkdir()
+        return self._job(
+            builder,
+            directory,
+            entry,
+            store,
+            previous / builder.name if previous else None,
+            manifest.signal(builder.name),
+            changes,
+        )
+
     def _run_builders(
         self,
         builders: Sequence[SignalBuilder],
@@ -606,27 +644,17 @@ class Indexer:
         streams = streams if streams is not None else Streams()
         for builder in builders:
             directory = generation / builder.name
-            job: BuildJob | None = None
-            if builder.name not in streams:
-                directory.mkdir()
-                job = self._job(
-                    builder,
-                    directory,
-                    entry,
-                    store,
-                    previous / builder.name if previous else None,
-                    manifest.signal(builder.name),
-                    changes,
-                )
+            if builder.name in streams:
+                run: Callable[[], BuildReport] = partial(streams.finish, builder.name)
+            else:
+                job = self._new_job(builder, store, entry, generation, previous, manifest, changes)
+                run = partial(builder.build, job)
             started = time.perf_counter()
-            try:
-                built = builder.build(job) if job is not None else streams.finish(builder.name)
-            except Exception as exc:  # one failing signal leaves the others usable
-                if is_write_refused(exc) or isinstance(exc, BuildAborted):
-                    raise  # every later write fails too: keep the previous generation
+            built, error = _attempt(run)
+            if built is None:  # one failing signal leaves the others usable
                 shutil.rmtree(directory, ignore_errors=True)
                 directory.mkdir()
-                built = BuildReport(ready=False, message=f"failed: {type(exc).__name__}: {exc}")
+                built = BuildReport(ready=False, message=f"failed: {error}")
                 report.problems.append(f"{builder.name} signal: {built.message}")
             seconds = time.perf_counter() - started
             report.stage_seconds[builder.name] = seconds
@@ -656,27 +684,13 @@ class Indexer:
         has none (or it failed: the slow build then runs as before)."""
         if not isinstance(builder, TieredBuilder):
             return None
-        directory = generation / builder.name
-        directory.mkdir()
-        job = self._job(
-            builder,
-            directory,
-            entry,
-            store,
-            previous / builder.name if previous else None,
-            manifest.signal(builder.name),
-            changes,
-        )
+        job = self._new_job(builder, store, entry, generation, previous, manifest, changes)
         started = time.perf_counter()
-        try:
-            built = builder.build_first_tier(job)
-        except Exception as exc:
-            if is_write_refused(exc):
-                raise
-            built = None
-            report.problems.append(f"{builder.name} signal: first tier failed: {exc}")
+        built, error = _attempt(partial(builder.build_first_tier, job))
+        if error:
+            report.problems.append(f"{builder.name} signal: first tier failed: {error}")
         if built is None or not built.ready:
-            shutil.rmtree(directory, ignore_errors=True)
+            shutil.rmtree(job.directory, ignore_errors=True)
             return None
         seconds = time.perf_counter() - started
         report.stage_seconds[f"{builder.name} (first tier)"] = seconds

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from engine.errors import BuildAborted
 from engine.index.generations import current_generation
 from engine.index.home import Home
 from engine.index.manifest import read_manifest
@@ -200,3 +201,40 @@ def test_status_shows_how_far_the_background_pass_got(tmp_path: Path, repo: Path
     assert building["stage"] == "embedding" and building["total"] == 13
     assert 0 <= building["done"] < 13  # written at most once a second
     assert "building" not in repo_status(home, "toy")  # published: nothing runs any more
+
+
+class FirstTierEmbedder(HashingEmbedder):
+    """The fast tier's fake: raises ``error`` when asked to embed."""
+
+    def __init__(self, error: Exception) -> None:
+        super().__init__(32, model_id="fake-static-32")
+        self.error = error
+
+    def embed_documents(self, texts: Sequence[str]) -> FloatMatrix:
+        raise self.error
+
+
+def plugins_with_fast(fast: HashingEmbedder) -> dict[str, SignalPlugin]:
+    plugins = registry.plugins()
+    plugins["vector"] = dataclasses.replace(
+        plugins["vector"], make_builder=lambda options: fake_tiered_builder(options, fast=fast)
+    )
+    return plugins
+
+
+def test_an_abort_during_the_first_tier_stops_the_build_and_publishes_nothing(
+    tmp_path: Path, repo: Path
+) -> None:
+    home = Home(tmp_path / "home")
+    with pytest.raises(BuildAborted):
+        index(home, plugins_with_fast(FirstTierEmbedder(BuildAborted("stop"))), repo)
+    assert current_generation(home.repo_dir("toy")) is None
+
+
+def test_a_failing_first_tier_is_a_problem_and_the_full_pass_still_runs(
+    tmp_path: Path, repo: Path
+) -> None:
+    home = Home(tmp_path / "home")
+    report = index(home, plugins_with_fast(FirstTierEmbedder(RuntimeError("no table"))), repo)
+    assert any("first tier failed: RuntimeError: no table" in p for p in report.problems)
+    assert report.signals["vector"].ready and report.signals["vector"].meta["tier"] == "full"
