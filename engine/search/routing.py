@@ -11,11 +11,12 @@ eval/RESULTS.md), not on single queries.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 from engine.terms import analyze_query, identifiers, looks_like_identifier
+from engine.types import SignalRun
 
 QueryKind = Literal["identifier", "question", "long"]
 
@@ -48,6 +49,23 @@ ROUTES: Mapping[QueryKind, Route] = {
     "question": Route(60, {"lexical": 1.0, "vector": 3.0, "symbol": 0.25}),
     "long": Route(10, {"lexical": 1.0, "vector": 0.5, "symbol": 0.0}),
 }
+
+
+# A signal answering from its fast tier (the vector signal's static vectors, while MiniLM's
+# are not built or with --vectors fast) is fused at this share of its route's weight. The
+# routes were tuned for MiniLM; static vectors at that weight ranked below leaving them out.
+# Chosen on semble-dev (x1 0.812, x0.5 0.817, x0.25 0.823, x0 0.815) and checked on the
+# project's own datasets, which had no part in it (x1 -> x0.25: jinja 0.607 -> 0.598, ky
+# 0.473 -> 0.525, urfave-cli 0.516 -> 0.565, self 0.392 -> 0.442); eval/RESULTS.md.
+FAST_TIER_SHARE = 0.25
+
+
+def tier_weights(weights: Mapping[str, float], runs: Sequence[SignalRun]) -> Mapping[str, float]:
+    """``weights`` with each signal that answered from its fast tier scaled down."""
+    fast = {run.signal for run in runs if run.tier == "fast"}
+    if not fast:
+        return weights
+    return {name: w * FAST_TIER_SHARE if name in fast else w for name, w in weights.items()}
 
 
 def route(text: str) -> Route:

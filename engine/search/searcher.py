@@ -19,7 +19,7 @@ from engine.search.freshness import FileView, checked
 from engine.search.fusion import DEFAULT_K, Fused, reciprocal_rank_fusion
 from engine.search.ranking.options import DEFAULT_RANKING, RankingOptions
 from engine.search.ranking.rerank import RankQuery, rerank
-from engine.search.routing import ROUTES, QueryKind, Route, query_kind
+from engine.search.routing import ROUTES, QueryKind, Route, query_kind, tier_weights
 from engine.signal import Signal, TieredSignal
 from engine.types import Chunk, Filters, Location, Query, Result, SearchResponse, SignalRun
 
@@ -192,12 +192,13 @@ class Searcher:
         """
         kind = query_kind(query.text)
         chosen = routes[kind]
+        weights = self.weights if self.weights is not None else tier_weights(chosen.weights, runs)
         return self.rank(
             runs,
             query.filters,
             limit,
             ranking,
-            weights=self.weights if self.weights is not None else chosen.weights,
+            weights=weights,
             k=self.k if self.k is not None else chosen.k,
             query=RankQuery.of(query.text, identifier_query=kind == "identifier"),
         )

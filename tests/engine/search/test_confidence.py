@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from engine.search.confidence import low_confidence
+from engine.search.confidence import FAST_VECTOR_THRESHOLD, VECTOR_THRESHOLD, low_confidence
 from engine.types import Hit, Result, SignalRun
 
 
@@ -41,3 +41,12 @@ def test_a_name_is_flagged_when_no_result_contains_it() -> None:
 
 def test_an_empty_answer_is_not_flagged_it_is_empty() -> None:
     assert not low_confidence([run("vector", 0.1)], [], identifier_query=False, text="x y z")
+
+
+def test_the_fast_tier_has_its_own_threshold_since_static_cosines_run_higher() -> None:
+    asked = "how are people greeted"
+    between = (VECTOR_THRESHOLD + FAST_VECTOR_THRESHOLD) / 2
+    full = [SignalRun("vector", [Hit(1, between)], 1.0, tier="full")]
+    fast = [SignalRun("vector", [Hit(1, between)], 1.0, tier="fast")]
+    assert not low_confidence(full, ANSWER, identifier_query=False, text=asked)
+    assert low_confidence(fast, ANSWER, identifier_query=False, text=asked)

@@ -1,9 +1,22 @@
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
-from engine.search.routing import LONG_QUERY_TOKENS, ROUTES, query_kind, route
+from engine.search.ranking.options import DEFAULT_RANKING
+from engine.search.routing import (
+    FAST_TIER_SHARE,
+    LONG_QUERY_TOKENS,
+    ROUTES,
+    query_kind,
+    route,
+    tier_weights,
+)
+from engine.search.searcher import Searcher
+from engine.types import Hit, Query, SignalRun
 from signals import registry
+from tests.fakes import FakeChunkSource, make_chunk
 
 
 @pytest.mark.parametrize(
@@ -69,3 +82,27 @@ def test_routes_lean_the_way_the_tuning_chose() -> None:
     # Long pasted text leans on lexical matching; the symbol signal is left out.
     long = ROUTES["long"].weights
     assert long["lexical"] > long["vector"] > long["symbol"] == 0.0
+
+
+def test_a_signal_answering_from_its_fast_tier_is_fused_at_a_share_of_its_weight() -> None:
+    weights = ROUTES["question"].weights
+    runs = [SignalRun("lexical", [], 1.0), SignalRun("vector", [], 1.0, tier="fast")]
+    scaled = tier_weights(weights, runs)
+    assert scaled["vector"] == weights["vector"] * FAST_TIER_SHARE
+    assert scaled["lexical"] == weights["lexical"] and scaled["symbol"] == weights["symbol"]
+    full = [SignalRun("vector", [], 1.0, tier="full")]
+    assert tier_weights(weights, full) == weights
+
+
+def test_the_searcher_weighs_a_fast_tier_run_down_in_its_routes() -> None:
+    store = FakeChunkSource([make_chunk(n, f"def f{n}(): pass") for n in (1, 2)])
+    runs = [
+        SignalRun("lexical", [Hit(1, 2.0), Hit(2, 1.0)], 1.0),
+        SignalRun("vector", [Hit(2, 0.9), Hit(1, 0.5)], 1.0, tier="full"),
+    ]
+    searcher = Searcher("toy", store, {})
+    question = Query("how are functions declared here")
+    first = searcher.rank_runs(question, runs, 2, DEFAULT_RANKING)[0]
+    assert first.chunk_id == 2  # MiniLM's vector weight (3.0) outweighs lexical's
+    fast = [runs[0], replace(runs[1], tier="fast")]
+    assert searcher.rank_runs(question, fast, 2, DEFAULT_RANKING)[0].chunk_id == 1
