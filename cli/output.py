@@ -56,6 +56,12 @@ def response_json(response: SearchResponse, *, explain: bool = False) -> dict[st
         data["warning"] = "; ".join(dict.fromkeys(response.warnings))
     if response.low_confidence:
         data["lowConfidence"] = True
+    if response.coverage is not None:  # a cluster answer (README, "Searching on a cluster")
+        data["coverage"] = {
+            "answered": response.coverage.answered,
+            "asked": response.coverage.asked,
+            "missing": list(response.coverage.missing),
+        }
     if explain:
         data["queryKind"] = response.query_kind
         data["signals"] = [

@@ -225,6 +225,10 @@ class OpenOptions:
     # The process answers one query and exits (`engine query`): signals skip set-up that
     # only pays off over many queries. Servers and evaluation runs keep the default.
     one_shot: bool = False
+    # Every query arrives with its vectors (``Query.vectors``, made by a cluster's router):
+    # the vector signal opens without its embedding model, saving its memory and load time,
+    # and a query without a vector for the index's model is refused, never embedded here.
+    query_vectors: bool = False
 
 
 class SignalOpener(Protocol):

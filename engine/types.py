@@ -135,9 +135,35 @@ class Filters:
 
 
 @dataclass(frozen=True, slots=True)
+class QueryVector:
+    """A query's embedding, computed once by whoever sends the query (a cluster's router).
+
+    ``embedder`` is the model id of the embedder that made it (the vector signal's
+    ``model_id`` in the index meta, which differs per tier and precision): a vector is only
+    meaningful against an index embedded by that same model. ``data`` is the vector as
+    little-endian float32 bytes, ``dim * 4`` of them, L2-normalised; bytes keep the query
+    frozen and hashable and cost nothing to pickle.
+    """
+
+    embedder: str
+    data: bytes
+
+    @property
+    def dim(self) -> int:
+        return len(self.data) // 4
+
+
+@dataclass(frozen=True, slots=True)
 class Query:
     text: str
     filters: Filters = field(default_factory=Filters)
+    # Precomputed embeddings of ``text``, at most one per embedder: the vector signal uses the
+    # one its index was embedded with instead of embedding the text itself. () for a local
+    # query, which embeds in the signal as always.
+    vectors: tuple[QueryVector, ...] = ()
+
+    def vector_for(self, embedder: str) -> QueryVector | None:
+        return next((v for v in self.vectors if v.embedder == embedder), None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,6 +265,20 @@ class Result:
 
 
 @dataclass(frozen=True, slots=True)
+class Coverage:
+    """How much of a cluster query was answered: shards that answered within the deadline
+    out of those asked, and the repositories whose shard did not (late, dead or loading)."""
+
+    answered: int
+    asked: int
+    missing: tuple[str, ...] = ()  # repository slugs, in the order they were asked
+
+    @property
+    def full(self) -> bool:
+        return self.answered == self.asked and not self.missing
+
+
+@dataclass(frozen=True, slots=True)
 class SearchResponse:
     query: str
     results: list[Result]
@@ -246,3 +286,6 @@ class SearchResponse:
     warnings: list[str] = field(default_factory=list)
     low_confidence: bool = False  # nothing matched well (see engine/search/confidence.py)
     query_kind: str = ""  # how the query was routed: identifier, question or long
+    # Set by a cluster's router only (engine/cluster/search_router.py); a local answer
+    # searched every repository asked, or failed, and leaves it None.
+    coverage: Coverage | None = None

@@ -21,7 +21,16 @@ from engine.search.ranking.options import DEFAULT_RANKING, RankingOptions
 from engine.search.ranking.rerank import RankQuery, rerank
 from engine.search.routing import ROUTES, QueryKind, Route, query_kind, tier_weights
 from engine.signal import Signal, TieredSignal
-from engine.types import Chunk, Filters, Location, Query, Result, SearchResponse, SignalRun
+from engine.types import (
+    Chunk,
+    Filters,
+    Location,
+    Query,
+    QueryVector,
+    Result,
+    SearchResponse,
+    SignalRun,
+)
 
 MAX_QUERY_CHARS = 20_000  # longer text (a pasted log) is cut; the head carries the question
 MIN_DEPTH = 50  # how many hits each signal is asked for, at least
@@ -142,13 +151,17 @@ class Searcher:
         signals: Sequence[str] | None = None,
         filters: Filters | None = None,
         ranking: RankingOptions | None = None,
+        vectors: Sequence[QueryVector] = (),
     ) -> SearchResponse:
+        """``vectors``: the query's embeddings, made by the caller (a cluster's router, which
+        embeds once for every shard) from ``clean_query(text)``; the vector signal then
+        embeds nothing itself (engine/types.py's ``QueryVector``)."""
         if limit < 1:
             raise UsageError("limit must be at least 1")
         clean = clean_query(text)
         if not clean.strip():
             raise UsageError("the query is empty — say what code you are looking for")
-        query = Query(clean, filters or Filters())
+        query = Query(clean, filters or Filters(), tuple(vectors))
         runs = self.run_signals(query, depth_for(limit, ranking or self.ranking), signals)
         kind = query_kind(clean)
         results = self.rank_runs(query, runs, limit, ranking or self.ranking)
