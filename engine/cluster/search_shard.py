@@ -1,0 +1,257 @@
+"""A shard searcher: the long-lived holder of some repositories' indexes on one node.
+
+A Ray actor (the router makes it one with ``ray.remote``; this module does not import Ray)
+that copies each repository's published generation from the shared path to its node's disk
+(search_copies.py), opens it the way the CLI does (``open_index``) but without the embedding
+model (``OpenOptions.query_vectors``: the router embeds each query once and sends the
+vector), and answers a ``ShardRequest`` with one ``SearchResponse`` per repository asked,
+which the router merges exactly as local federation does.
+
+Newer generations: at most every ``refresh_s`` a query reads each shared CURRENT (a few
+bytes); a changed one is copied and opened on a background thread while the old generation
+keeps answering, then swapped in. The old one is closed a grace period later (a search may
+still be using it) and its local copy removed.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from engine.cluster.search_copies import copy_current, node_home, remove_copy, shared_pointer
+from engine.errors import EngineError
+from engine.index.home import Home
+from engine.index.opening import OpenIndex, open_index
+from engine.search.ranking.options import DEFAULT_RANKING, RankingOptions
+from engine.signal import OpenOptions, SignalPlugin
+from engine.types import VECTOR, Filters, QueryVector, SearchResponse
+
+PluginsFactory = Callable[[], Mapping[str, SignalPlugin]]
+"""``signals.registry.plugins`` (or a test's fake): a module-level function, which Ray
+pickles by reference, so the actor builds the plugins in its own process."""
+
+REFRESH_S = 2.0  # how often a query looks for a newer shared generation
+RETIRE_GRACE_S = 10.0  # how long a swapped-out generation stays open for searches in flight
+
+
+@dataclass(frozen=True, slots=True)
+class ShardRequest:
+    """One query for some of a shard's repositories; ``text`` is already ``clean_query``-ed
+    and ``vectors`` were embedded from it."""
+
+    repos: tuple[str, ...]
+    text: str
+    limit: int
+    vectors: tuple[QueryVector, ...] = ()
+    signals: tuple[str, ...] | None = None
+    filters: Filters = field(default_factory=Filters)
+    ranking: RankingOptions = DEFAULT_RANKING
+
+
+@dataclass(frozen=True, slots=True)
+class ShardAnswer:
+    responses: dict[str, SearchResponse]  # by repository; absent when it could not answer
+    failures: dict[str, str]  # repository -> why it did not answer
+    models: dict[str, dict[str, Any]]  # repository -> its vector model meta, as now open
+    search_ms: float  # time spent inside the shard, for the router's overhead figure
+
+
+@dataclass
+class _Open:
+    index: OpenIndex
+    generation: str
+    size_bytes: int
+
+
+def vector_model(index: OpenIndex) -> dict[str, Any]:
+    """The model meta of a generation's vector signal ({} when it has none ready)."""
+    state = index.manifest.signal(VECTOR)
+    model = state.meta.get("model") if state.ready else None
+    return dict(model) if isinstance(model, Mapping) else {}
+
+
+class ShardSearcher:
+    """Serves ``repos`` from the shared index home ``shared_home`` on this node."""
+
+    def __init__(
+        self,
+        shared_home: str,
+        repos: Sequence[str],
+        plugins: PluginsFactory,
+        *,
+        disk: str | None = None,
+        refresh_s: float = REFRESH_S,
+    ) -> None:
+        # Nothing heavy here: the router creates the actor, then calls ``load`` and routes
+        # queries to it only once that returned (the handover).
+        self._shared = Home(Path(shared_home))
+        self._repos = list(dict.fromkeys(repos))
+        self._plugins_factory = plugins
+        self._plugins: Mapping[str, SignalPlugin] | None = None
+        self._disk = disk
+        self._local: Home | None = None
+        self._refresh_s = refresh_s
+        self._open: dict[str, _Open] = {}
+        self._failures: dict[str, str] = {}
+        self._lock = threading.Lock()
+        self._checked_at = 0.0
+        self._loading: set[str] = set()
+        self._retired: list[tuple[float, str, _Open]] = []
+
+    # -- loading ---------------------------------------------------------------------------
+
+    def load(self) -> dict[str, dict[str, Any]]:
+        """Copy and open every repository; repository -> its vector model meta. A repository
+        that cannot be opened is left out (``failures`` says why) and tried again on the next
+        refresh."""
+        if self._plugins is None:
+            self._plugins = self._plugins_factory()
+            self._local = node_home(self._disk)
+        for slug in self._repos:  # again (a router adopting this actor): only what moved
+            with self._lock:
+                opened = self._open.get(slug)
+            if opened is None or opened.generation != shared_pointer(self._shared, slug):
+                self._load_one(slug)
+        self._checked_at = time.monotonic()
+        with self._lock:
+            return {slug: vector_model(o.index) for slug, o in self._open.items()}
+
+    def _load_one(self, slug: str) -> None:
+        assert self._local is not None and self._plugins is not None
+        try:
+            copy = copy_current(self._shared, self._local, slug)
+            index = open_index(
+                self._local,
+                slug,
+                self._plugins,
+                OpenOptions(home=self._local.root, query_vectors=True),
+            )
+        except EngineError as exc:
+            with self._lock:
+                if slug not in self._open:
+                    self._failures[slug] = str(exc)
+            return
+        with self._lock:
+            previous = self._open.get(slug)
+            self._open[slug] = _Open(index, copy.generation, copy.size_bytes)
+            self._failures.pop(slug, None)
+            if previous is not None:
+                self._retired.append((time.monotonic(), slug, previous))
+
+    def refresh(self, *, wait: bool = False) -> None:
+        """Start loading every repository whose shared CURRENT moved (or that failed), on a
+        background thread; with ``wait``, load on this thread instead (tests)."""
+        self._checked_at = time.monotonic()
+        self._close_retired()
+        with self._lock:
+            stale = [
+                slug
+                for slug in self._repos
+                if slug not in self._loading
+                and (
+                    slug not in self._open
+                    or shared_pointer(self._shared, slug) != self._open[slug].generation
+                )
+            ]
+            self._loading.update(stale)
+        for slug in stale:
+            if wait:
+                self._load_and_release(slug)
+            else:
+                threading.Thread(target=self._load_and_release, args=(slug,), daemon=True).start()
+
+    def _load_and_release(self, slug: str) -> None:
+        try:
+            self._load_one(slug)
+        finally:
+            with self._lock:
+                self._loading.discard(slug)
+
+    def _close_retired(self, *, now: float | None = None) -> None:
+        now = time.monotonic() if now is None else now
+        with self._lock:
+            due = [r for r in self._retired if now - r[0] >= RETIRE_GRACE_S]
+            self._retired = [r for r in self._retired if now - r[0] < RETIRE_GRACE_S]
+        for _, slug, retired in due:
+            retired.index.close()
+            if self._local is not None:
+                remove_copy(self._local, slug, retired.generation)
+
+    # -- answering -------------------------------------------------------------------------
+
+    def search(self, request: ShardRequest) -> ShardAnswer:
+        start = time.perf_counter()
+        if time.monotonic() - self._checked_at >= self._refresh_s:
+            self.refresh()
+        responses: dict[str, SearchResponse] = {}
+        failures: dict[str, str] = {}
+        models: dict[str, dict[str, Any]] = {}
+        for slug in request.repos:
+            with self._lock:
+                opened = self._open.get(slug)
+                failure = self._failures.get(slug, "")
+            if opened is None:
+                failures[slug] = failure or f"{slug} is not served by this shard"
+                continue
+            try:
+                responses[slug] = opened.index.searcher.search(
+                    request.text,
+                    limit=request.limit,
+                    signals=request.signals,
+                    filters=request.filters,
+                    ranking=request.ranking,
+                    vectors=request.vectors,
+                )
+            except EngineError as exc:
+                failures[slug] = str(exc)
+            models[slug] = vector_model(opened.index)
+        return ShardAnswer(responses, failures, models, (time.perf_counter() - start) * 1000)
+
+    # -- observing -------------------------------------------------------------------------
+
+    def generations(self) -> dict[str, str]:
+        """repository -> the generation it answers from now."""
+        with self._lock:
+            return {slug: o.generation for slug, o in self._open.items()}
+
+    def memory(self) -> dict[str, int]:
+        """This process's memory, and the size of the indexes it holds on disk, in bytes:
+        ``rss`` (resident, shared libraries included), ``uss`` (pages only this process
+        holds: what one more actor costs) and ``index_bytes``."""
+        return {**process_memory(), "index_bytes": sum(o.size_bytes for o in self._open.values())}
+
+    def node_disk(self) -> str:
+        return str(self._local.root if self._local else "")
+
+    def pid(self) -> int:
+        return os.getpid()
+
+    def close(self) -> None:
+        with self._lock:
+            opened = [*self._open.values(), *(r[2] for r in self._retired)]
+            self._open.clear()
+            self._retired.clear()
+        for o in opened:
+            o.index.close()
+
+
+def process_memory() -> dict[str, int]:
+    """rss and uss of this process in bytes, from /proc (Linux; zeros elsewhere)."""
+    values = {"rss": 0, "uss": 0}
+    try:
+        text = Path("/proc/self/smaps_rollup").read_text()
+    except OSError:
+        return values
+    fields: dict[str, int] = {}
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) >= 3 and parts[2] == "kB":
+            fields[parts[0].rstrip(":")] = int(parts[1]) * 1024
+    values["rss"] = fields.get("Rss", 0)
+    values["uss"] = fields.get("Private_Clean", 0) + fields.get("Private_Dirty", 0)
+    return values

@@ -1,0 +1,158 @@
+"""Cluster search on the simulated 3-node cluster: the router's answers equal local
+federation's, a dead or late shard gives a partial answer with coverage, a removed node's
+repositories move and keep answering, and a new node takes over only once it has loaded."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from engine.cluster.search_router import Router, _node_ids
+from engine.search.searcher import clean_query
+from engine.types import SearchResponse
+from tests.engine.cluster.conftest import SimulatedCluster
+from tests.engine.cluster.search_homes import (
+    QUERIES,
+    SLEEP_S,
+    SLEEPY,
+    SLOW_REPO,
+    SOURCES,
+    embedder,
+    local_answer,
+    ranking,
+    shared_home,
+    slow_plugins,
+)
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    return shared_home(tmp_path, extra=8)
+
+
+@pytest.fixture
+def router(ray_cluster3: SimulatedCluster, home: Path) -> Iterator[Router]:
+    router = Router(home, slow_plugins, embedder(home), deadline_ms=2000)
+    router.start(wait_s=120)
+    yield router
+    router.close(stop_actors=True)
+
+
+def _full(response: SearchResponse, asked: int) -> None:
+    assert response.coverage is not None
+    assert (response.coverage.answered, response.coverage.asked) == (asked, asked)
+    assert response.coverage.missing == ()
+    assert not any("partial answer" in w for w in response.warnings)
+
+
+def test_router_answers_equal_local_federation(router: Router, home: Path) -> None:
+    repos = list(SOURCES)
+    assert len(set(router.placement().values())) >= 2  # spread over several nodes
+    for text in QUERIES:
+        federated = router.search(repos, text)
+        _full(federated, len(repos))
+        assert ranking(federated) == ranking(local_answer(home, repos, text)), text
+        single = router.search(["parsers"], text)
+        _full(single, 1)
+        assert ranking(single) == ranking(local_answer(home, ["parsers"], text)), text
+
+
+def test_a_late_shard_does_not_fail_the_query(router: Router) -> None:
+    start = time.monotonic()
+    response = router.search(list(SOURCES), f"{SLEEPY} read a file", deadline_ms=400)
+    elapsed = time.monotonic() - start
+    assert elapsed < 1.5, elapsed  # the deadline, not the sleeping shard's 3 s
+    assert response.coverage is not None
+    assert response.coverage.missing == (SLOW_REPO,)
+    assert (response.coverage.answered, response.coverage.asked) == (3, 4)
+    assert any("storage (its shard did not answer within 400 ms)" in w for w in response.warnings)
+    assert response.results and all(r.repo != SLOW_REPO for r in response.results)
+
+
+def test_a_shard_killed_mid_query_gives_a_partial_answer_then_recovers(router: Router) -> None:
+    import ray
+
+    repos = list(SOURCES)
+    result: list[SearchResponse] = []
+    query = threading.Thread(
+        target=lambda: result.append(router.search(repos, f"{SLEEPY} cache", deadline_ms=10_000))
+    )
+    query.start()
+    time.sleep(SLEEP_S / 3)  # the slow shard is inside its search now
+    owner = router.placement()[SLOW_REPO]
+    ray.kill(router.actors(SLOW_REPO)[owner], no_restart=True)
+    query.join(timeout=30)
+    (response,) = result
+    assert response.coverage is not None
+    assert response.coverage.missing == (SLOW_REPO,)
+    assert any("storage (its shard failed: " in w for w in response.warnings)
+    # The router starts a new actor on the owner; until it has loaded, answers stay partial.
+    deadline = time.monotonic() + 60
+    while True:
+        again = router.search(repos, "cache")
+        if again.coverage is not None and again.coverage.full:
+            break
+        assert time.monotonic() < deadline, again.warnings
+        time.sleep(0.2)
+    assert any(r.repo == SLOW_REPO for r in again.results)
+
+
+def test_removing_a_node_moves_its_repositories_and_adding_one_hands_over(
+    router: Router, ray_cluster3: SimulatedCluster, home: Path, tmp_path: Path
+) -> None:
+    repos = sorted(router.repos)
+    head = ray_cluster3.nodes[0].node_id
+    counts: dict[str, int] = {}
+    for node in router.placement().values():
+        counts[node] = counts.get(node, 0) + 1
+    victim_id = max((n for n in counts if n != head), key=lambda n: counts[n])
+    victim = next(i for i, n in enumerate(ray_cluster3.nodes) if n.node_id == victim_id)
+    moved = sorted(r for r, n in router.placement().items() if n == victim_id)
+    assert moved
+    ray_cluster3.remove_node(victim)
+    deadline = time.monotonic() + 60
+    while victim_id in _node_ids():
+        assert time.monotonic() < deadline
+        time.sleep(0.2)
+    router.rebalance()
+    assert victim_id not in router.placement().values()
+    # Queries keep answering (partially, while the new owners load), then fully again.
+    partial = router.search(repos, "tool")
+    assert partial.coverage is not None
+    assert set(partial.coverage.missing) <= set(moved)
+    assert router.wait_ready(60)
+    text = "tool_3"
+    answer = router.search(repos, text)
+    _full(answer, len(repos))
+    assert ranking(answer) == ranking(local_answer(home, repos, text))
+
+    # A node joins: the repositories it now owns keep answering from their old actors until
+    # its actors have loaded (the handover), then move.
+    before = router.placement()
+    ray_cluster3.add_node(tmp_path / "joined-disk")
+    ray_cluster3.cluster.wait_for_nodes()
+    router.rebalance()
+    taken = sorted(r for r, n in router.placement().items() if before[r] != n)
+    during = router.search(repos, clean_query("tool"))
+    _full(during, len(repos))
+    assert router.wait_ready(60)
+    for repo in taken:
+        assert set(router.actors(repo)) == {router.placement()[repo]}  # the old one stopped
+    _full(router.search(repos, "tool"), len(repos))
+
+
+def test_memory_per_shard_actor(router: Router) -> None:
+    import ray
+
+    owner = router.placement()["greeters"]
+    memory = ray.get(router.actors("greeters")[owner].memory.remote())
+    mib = {k: round(v / 2**20, 1) for k, v in memory.items()}
+    print(f"shard actor memory: {mib}")
+    assert memory["index_bytes"] > 0
+    assert 0 < memory["uss"] <= memory["rss"]
