@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from functools import partial
+from pathlib import Path
 
 import click
 
@@ -17,7 +18,7 @@ from cli.output import dumps, print_response, response_json
 from engine.errors import EngineError, UsageError
 from engine.index.home import Home, validate_slug
 from engine.search.ranking.options import DEFAULT_RANKING
-from engine.types import Filters
+from engine.types import Filters, SearchResponse
 
 
 @contextmanager
@@ -90,6 +91,24 @@ def _query_target(home: Home, words: tuple[str, ...], all_repos: bool) -> tuple[
     help="Fit the answer into this many tokens: full code, then signatures, then locations.",
 )
 @click.option("--explain", is_flag=True, help="Show each signal's rank, score and latency.")
+@click.option(
+    "--cluster",
+    "cluster",
+    metavar="ADDRESS",
+    help="Search through the shards of a Ray cluster (HOST:PORT, auto, or local).",
+)
+@click.option(
+    "--cluster-store",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="With --cluster: the shared index folder the shards copy from (default $ENGINE_HOME).",
+)
+@click.option(
+    "--deadline-ms",
+    default=500.0,
+    show_default=True,
+    type=click.FloatRange(1, 600_000),
+    help="With --cluster: answer with the shards that answered by then.",
+)
 @json_option
 def query(
     words: tuple[str, ...],
@@ -104,6 +123,9 @@ def query(
     max_per_file: int,
     budget: int | None,
     explain: bool,
+    cluster: str | None,
+    cluster_store: Path | None,
+    deadline_ms: float,
     as_json: bool,
 ) -> None:
     """Search SLUG (or SLUG1,SLUG2, or --all) for TEXT: a question, a name, an error.
@@ -118,7 +140,6 @@ def query(
         from engine.search.ranking.options import RankingOptions
         from engine.signal import OpenOptions
 
-        slugs, text = _query_target(run.home, words, all_repos)
         names = signal_list(signal_names)
         ranking = RankingOptions(
             include_tests=include_tests,
@@ -126,6 +147,25 @@ def query(
             max_per_file=max_per_file,
         )
         filters = Filters(languages=lang, path_globs=path_glob, kinds=kind)
+        if cluster is not None:
+            from cli.commands.query_cluster import query_on_cluster, shared_store
+
+            store = shared_store(cluster_store, run.home)
+            slugs, text = _query_target(Home(store), words, all_repos)
+            response = query_on_cluster(
+                cluster,
+                store,
+                slugs,
+                text,
+                limit=limit,
+                signals=names,
+                filters=filters,
+                ranking=ranking,
+                deadline_ms=deadline_ms,
+            )
+            _print(response, budget, explain, as_json)
+            return
+        slugs, text = _query_target(run.home, words, all_repos)
         options = OpenOptions(home=run.home.root, one_shot=True)
         opened = []
         damaged: list[str] = []  # with --all, a damaged index is skipped with a warning
@@ -160,26 +200,30 @@ def query(
         finally:
             for o in opened:
                 o.close()
-        packing = None
-        if budget is not None:
-            from engine.search.budget import pack
-            from engine.search.tokens import agent_counter
+        _print(response, budget, explain, as_json)
 
-            count, tokenizer = agent_counter()
-            packing = (pack(response.results, budget, count), budget, tokenizer)
-            response = replace(response, results=packing[0].results)
-        if as_json:
-            data = response_json(response, explain=explain)
-            if packing is not None:
-                packed, limit_tokens, tokenizer = packing
-                for item, detail in zip(data["results"], packed.details, strict=True):
-                    item["detail"] = detail
-                data["budget"] = {
-                    "tokens": limit_tokens,
-                    "used": packed.used_tokens,
-                    "dropped": packed.dropped,
-                    "tokenizer": tokenizer,
-                }
-            click.echo(dumps(data))
-        else:
-            print_response(response, explain=explain)
+
+def _print(response: SearchResponse, budget: int | None, explain: bool, as_json: bool) -> None:
+    packing = None
+    if budget is not None:
+        from engine.search.budget import pack
+        from engine.search.tokens import agent_counter
+
+        count, tokenizer = agent_counter()
+        packing = (pack(response.results, budget, count), budget, tokenizer)
+        response = replace(response, results=packing[0].results)
+    if as_json:
+        data = response_json(response, explain=explain)
+        if packing is not None:
+            packed, limit_tokens, tokenizer = packing
+            for item, detail in zip(data["results"], packed.details, strict=True):
+                item["detail"] = detail
+            data["budget"] = {
+                "tokens": limit_tokens,
+                "used": packed.used_tokens,
+                "dropped": packed.dropped,
+                "tokenizer": tokenizer,
+            }
+        click.echo(dumps(data))
+    else:
+        print_response(response, explain=explain)

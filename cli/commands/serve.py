@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 
@@ -12,14 +14,43 @@ import click
     help="Do not reindex opened repositories when their files change (results from changed "
     "files are still marked moved or stale; the reindex tool updates on request).",
 )
-def serve(no_watch: bool) -> None:
+@click.option(
+    "--cluster",
+    metavar="ADDRESS",
+    help="Answer semanticSearch through the shards of a Ray cluster (HOST:PORT, auto, local).",
+)
+@click.option(
+    "--cluster-store",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="With --cluster: the shared index folder the shards copy from (default $ENGINE_HOME).",
+)
+@click.option(
+    "--deadline-ms",
+    default=500.0,
+    show_default=True,
+    type=click.FloatRange(1, 600_000),
+    help="With --cluster: answer with the shards that answered by then.",
+)
+def serve(
+    no_watch: bool, cluster: str | None, cluster_store: Path | None, deadline_ms: float
+) -> None:
     """Serve the search tools to coding agents over MCP (JSON-RPC on stdin/stdout).
 
     Add to an agent's MCP config as: {"command": "engine", "args": ["serve"]}. Logs go to
     stderr; the server stops when stdin closes. Repositories it has opened are reindexed
     once their files have stopped changing for a second, unless --no-watch.
+
+    With --cluster, semanticSearch is answered by the cluster's shards over the shared index
+    folder; the other tools read that folder from this machine, and nothing is watched.
     """
     from cli.serve.server import serve as serve_stdio
     from cli.serve.watching import SERVE_WATCH
 
-    serve_stdio(watch=None if no_watch else SERVE_WATCH)
+    if cluster is None:
+        serve_stdio(watch=None if no_watch else SERVE_WATCH)
+        return
+    from cli.commands.query_cluster import cluster_search, shared_store
+    from engine.index.home import Home, engine_home
+
+    store = shared_store(cluster_store, Home(engine_home()))
+    serve_stdio(store, watch=None, cluster=cluster_search(cluster, store, deadline_ms))

@@ -40,6 +40,7 @@ from pydantic import ValidationError
 from cli.serve.indexes import IndexCache
 from cli.serve.reindex import CHILD_COMMAND, ReindexJobs
 from cli.serve.tools import TOOLS, ToolContext, ToolSpec, repo_names
+from cli.serve.tools.common import ClusterSearch
 from cli.serve.transport import StdioWire, checked_stdio, claim_stdio
 from cli.serve.watching import SERVE_WATCH, RepoWatchers
 from engine.errors import EngineError, RepoNotFound
@@ -274,11 +275,13 @@ def serve(
     *,
     reindex_command: Sequence[str] = CHILD_COMMAND,
     watch: WatchOptions | None = SERVE_WATCH,
+    cluster: ClusterSearch | None = None,
 ) -> None:
     """Serve the tools over stdin/stdout until stdin closes.
 
     ``reindex_command`` runs one reindex (the slug is appended); it prints the summary.
     ``watch``: how opened repositories are watched and reindexed on change (None: not).
+    ``cluster``: semanticSearch goes through a Ray cluster's router (``--cluster``).
     """
     wire = claim_stdio()  # before anything that might print is imported
     _configure_logging()
@@ -294,7 +297,7 @@ def serve(
     )
     jobs = ReindexJobs(home.root, command=reindex_command, on_done=indexes.refresh)
     watchers = RepoWatchers(home, jobs, watch or SERVE_WATCH)
-    context = ToolContext(home, indexes, jobs)
+    context = ToolContext(home, indexes, jobs, cluster=cluster)
     server = build_server(context)
     log.info("engine serve: index home %s, tools %s", home.root, ", ".join(s.name for s in TOOLS))
     try:

@@ -100,11 +100,12 @@ class Router:
 
     # -- placement and handover ----------------------------------------------------------
 
-    def start(self, *, wait_s: float = 120.0) -> None:
+    def start(self, *, wait_s: float = 120.0, owners: bool = True) -> None:
         """Place every repository, adopt the actors already serving it, and wait (at most
-        ``wait_s``) until each has one that answers."""
+        ``wait_s``) until each has one that answers: on its owner, or with ``owners=False``
+        anywhere (a one-shot query need not wait for a handover to finish)."""
         self.rebalance(adopt=True)
-        self.wait_ready(wait_s)
+        self.wait_ready(wait_s, owners=owners)
 
     def actor_name(self, repo: str, node: str) -> str:
         return f"engine-shard-{self._tag}-{repo}-{node[:16]}"
@@ -194,14 +195,17 @@ class Router:
         for slot in retired:
             self._kill(slot)
 
-    def wait_ready(self, timeout_s: float) -> bool:
-        """Poll until every repository has a ready actor on its owner; False on timeout."""
+    def wait_ready(self, timeout_s: float, *, owners: bool = True) -> bool:
+        """Poll until every repository has a ready actor on its owner (``owners=False``: on
+        any node); False on timeout."""
         end = time.monotonic() + timeout_s
         while True:
             self.poll()
             with self._lock:
                 done = all(
                     owner in self._slots[repo] and self._slots[repo][owner].ready
+                    if owners
+                    else any(s.ready for s in self._slots[repo].values())
                     for repo, owner in self._placement.items()
                 )
             if done or time.monotonic() >= end:

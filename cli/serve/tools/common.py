@@ -10,7 +10,7 @@ argument names, types, defaults and ``Field`` descriptions are what the model re
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, get_args
 
@@ -20,7 +20,7 @@ from cli.serve.tools.answer import DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET
 from engine.errors import RepoNotFound, UsageError
 from engine.index.home import Home, validate_slug
 from engine.languages import KNOWN_LANGUAGES
-from engine.types import ChunkKind
+from engine.types import ChunkKind, Filters, SearchResponse
 
 if TYPE_CHECKING:
     from cli.serve.indexes import IndexCache
@@ -43,6 +43,11 @@ FRESHNESS = (
 )
 
 
+ClusterSearch = Callable[[Sequence[str], str, int, Filters], SearchResponse]
+"""search(repos, query, limit, filters): semanticSearch answered by a Ray cluster's router
+(``engine serve --cluster``; cli/commands/query_cluster.py)."""
+
+
 @dataclass(frozen=True)
 class ToolContext:
     """What every tool may use: the index home, the warm indexes, the reindex jobs."""
@@ -51,6 +56,7 @@ class ToolContext:
     indexes: IndexCache
     jobs: ReindexJobs
     reindex_wait_s: float = REINDEX_WAIT_S
+    cluster: ClusterSearch | None = None  # semanticSearch goes through it when set
 
 
 @dataclass(frozen=True)

@@ -48,6 +48,12 @@ class SearchResult(Lines):
     stale: bool | None = Field(None, description="The file changed since it was indexed.")
 
 
+class Coverage(Out):
+    answered: int = Field(description="Shards that answered within the deadline.")
+    asked: int
+    missing: list[str] = Field(description="Repositories whose shard did not answer.")
+
+
 class SearchAnswer(Paged):
     query: str
     results: list[SearchResult]
@@ -55,6 +61,9 @@ class SearchAnswer(Paged):
     repos: list[str] | None = None
     warning: str | None = None
     lowConfidence: bool | None = None
+    coverage: Coverage | None = Field(
+        None, description="Only from a server started with --cluster."
+    )
 
 
 class SymbolResult(Lines):

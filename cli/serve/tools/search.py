@@ -37,7 +37,7 @@ from engine.errors import RepoNotFound, UsageError
 from engine.search.excerpt import DEFAULT_EXCERPT_LINES, excerpt, excerpt_json
 from engine.search.federation import merge
 from engine.search.tokens import agent_counter
-from engine.types import Filters, Result
+from engine.types import Filters, Result, SearchResponse
 
 MAX_DEPTH = 200  # results a query can page through
 ALL_REPOS = "*"
@@ -94,6 +94,21 @@ def _repos(context: ToolContext, repo: str | list[str]) -> list[str]:
     return list(dict.fromkeys(repo_slug(name) for name in names))
 
 
+def _search_here(
+    context: ToolContext, slugs: list[str], query: str, depth: int, filters: Filters
+) -> SearchResponse:
+    """Each repository's warm index in this process, merged as local federation does."""
+    with ExitStack() as stack:
+        responses = [
+            stack.enter_context(context.indexes.use(slug)).searcher.search(
+                query, limit=depth, filters=filters
+            )
+            for slug in slugs
+        ]
+        response = responses[0] if len(responses) == 1 else merge(responses, depth)
+    return response
+
+
 def semantic_search(
     context: ToolContext,
     repo: Annotated[
@@ -135,14 +150,10 @@ def semantic_search(
     depth = min(offset + limit + 1, MAX_DEPTH)
     if offset >= MAX_DEPTH:
         raise UsageError(f"a search pages through at most {MAX_DEPTH} results")
-    with ExitStack() as stack:
-        responses = [
-            stack.enter_context(context.indexes.use(slug)).searcher.search(
-                query, limit=depth, filters=filters
-            )
-            for slug in slugs
-        ]
-        response = responses[0] if len(responses) == 1 else merge(responses, depth)
+    if context.cluster is not None:
+        response = context.cluster(slugs, query, depth, filters)
+    else:
+        response = _search_here(context, slugs, query, depth, filters)
     data = response_json(response)
     everything = data.pop("results")
     data.pop("total", None)

@@ -1,0 +1,61 @@
+"""``engine query --cluster``: the CLI through the router, on the simulated cluster."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from cli.main import main
+from tests.engine.cluster.conftest import SimulatedCluster
+from tests.engine.cluster.search_homes import SOURCES, local_answer, shared_home
+
+pytestmark = pytest.mark.slow
+
+
+def _query(*args: str) -> dict[str, object]:
+    result = CliRunner().invoke(main, ["query", *args, "--json"])
+    assert result.exit_code == 0, result.output
+    data: dict[str, object] = json.loads(result.output)
+    return data
+
+
+def test_query_cluster_answers_like_a_local_query_and_says_its_coverage(
+    ray_cluster3: SimulatedCluster, tmp_path: Path
+) -> None:
+    import ray
+
+    from engine.cluster.search_router import NAMESPACE
+
+    home = shared_home(tmp_path)
+    repos = ",".join(SOURCES)
+    store = ("--cluster", ray_cluster3.address, "--cluster-store", str(home))
+    first = _query(*store, repos, "greet a person by name")
+    assert first["coverage"] == {"answered": 4, "asked": 4, "missing": []}
+    expected = local_answer(home, list(SOURCES), "greet a person by name")
+    got = first["results"]
+    assert isinstance(got, list)
+    assert [(r["repo"], r["filePath"], r["score"]) for r in got] == [
+        (r.repo, r.path, r.score) for r in expected.results
+    ]
+    # The shard actors outlive the command: a second one finds them loaded.
+    again = _query(*store, "--all", "parse_request", "--deadline-ms", "2000")
+    assert again["coverage"] == {"answered": 4, "asked": 4, "missing": []}
+    results = again["results"]
+    assert isinstance(results, list) and results[0]["symbolName"] == "parse_request"
+    for actor in ray.util.list_named_actors(all_namespaces=True):
+        if actor["namespace"] == NAMESPACE and actor["name"].startswith("engine-shard-"):
+            ray.kill(ray.get_actor(actor["name"], namespace=NAMESPACE))
+
+
+def test_query_cluster_refuses_a_folder_without_indexes(
+    ray_cluster3: SimulatedCluster, tmp_path: Path
+) -> None:
+    result = CliRunner().invoke(
+        main,
+        ["query", "--cluster", ray_cluster3.address, "--cluster-store", str(tmp_path), "a", "x"],
+    )
+    assert result.exit_code == 1
+    assert "holds no indexes" in result.output
