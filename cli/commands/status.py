@@ -45,6 +45,10 @@ def _print_status(item: dict[str, Any]) -> None:
         click.echo(f"{item['repo']}: {item['error']}")
         return
     click.secho(f"{item['repo']}  ({printable(item['root'])})", bold=True)
+    if item.get("firstBuild"):
+        click.echo(f"  first index being built: {_progress(item['building'])}")
+        click.echo("  it answers queries once this build publishes its first generation")
+        return
     click.echo(f"  built {item['builtAt']}  {item['generation']}")
     if item.get("sourceCommit"):
         click.echo(f"  commit {item['sourceCommit']}")
@@ -68,9 +72,7 @@ def _print_status(item: dict[str, Any]) -> None:
             click.echo(f"    tiers: {shares} (answering: {state.get('tier')})")
     building = item.get("building")
     if building:
-        total = building.get("total") or 0
-        done = f"{building.get('done')} of {total}" if total else str(building.get("done"))
-        click.echo(f"  in the background: {building.get('stage')} {done} (at {building.get('at')})")
+        click.echo(f"  in the background: {_progress(building)}")
     changed = item.get("changedSinceBuild")
     if changed is None:
         click.secho(f"  {item.get('warning')}", fg="yellow")
@@ -82,3 +84,14 @@ def _print_status(item: dict[str, Any]) -> None:
         )
     else:
         click.echo("  up to date with the working tree")
+
+
+def _progress(building: dict[str, Any]) -> str:
+    """``stage done of total (at time)``, or as much of it as the build has written."""
+    if not building.get("stage"):
+        return "no progress written yet"
+    total = building.get("total") or 0
+    done = building.get("done")
+    counted = f" {done} of {total}" if total else (f" {done}" if done else "")
+    at = f" (at {building['at']})" if building.get("at") else ""
+    return f"{building.get('stage')}{counted}{at}"

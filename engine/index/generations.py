@@ -163,6 +163,21 @@ def link_tree(source: Path, target: Path) -> None:
                 shutil.copy2(src, dst)
 
 
+def writer_busy(repo_dir: Path) -> bool:
+    """True while some process holds the repository's writer lock (a build is running)."""
+    try:
+        fd = os.open(repo_dir / LOCK, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)  # closing releases a lock taken here
+    return False
+
+
 @contextlib.contextmanager
 def writer_lock(repo_dir: Path, *, wait: bool, slug: str) -> Iterator[None]:
     """Hold the repository's single-writer lock; released even when the process dies."""

@@ -9,12 +9,13 @@ from pathlib import Path
 
 from engine.errors import (
     EngineError,
+    IndexBusy,
     IndexCorrupt,
     IndexIncompatible,
     RepoNotFound,
     UsageError,
 )
-from engine.index.generations import POINTER, current_generation
+from engine.index.generations import POINTER, current_generation, writer_busy
 from engine.index.home import Home, RepoEntry
 from engine.index.manifest import Manifest, read_manifest
 from engine.index.store import STORE_FILE, ChunkStore
@@ -60,6 +61,11 @@ def load_manifest(entry: RepoEntry) -> tuple[Path, Manifest]:
     try:
         generation = current_generation(entry.directory)
         if generation is None:
+            if writer_busy(entry.directory):
+                raise IndexBusy(
+                    f"{entry.slug} is being indexed for the first time and answers once that "
+                    f"is done — engine status {entry.slug} shows how far it is"
+                )
             raise RepoNotFound(
                 f"{entry.slug} is registered but has no finished index yet — run engine "
                 f"reindex {entry.slug}"

@@ -1,10 +1,13 @@
-"""What a slow build running in the background is doing, in a file ``engine status`` reads.
+"""What a running build is doing, in a file ``engine status`` reads.
 
-The indexer's slow phase (embedding) builds a generation that is not published until it is
-done, so the index itself cannot say how far it got. The phase's progress calls are copied
-into ``progress.json`` in that generation's folder, at most once a second; status looks for
-it in the generations newer than the published one. A run killed outright leaves its file
-behind until the next run collects the generation, so the file says when it was written.
+A build writes a generation that is not published until it is done (the fast phase of a
+first index: walking, chunking, lexical, symbol, the first vector tier; then the slow phase,
+embedding), so the index itself cannot say how far it got. Each phase's progress calls are
+copied into ``progress.json`` in that generation's folder, at most once a second, and the
+file is removed when the generation is published; status looks for it in the generations
+newer than the published one (in any, before the first is published). A run killed outright
+leaves its file behind until the next run collects the generation, so the file says when it
+was written.
 """
 
 from __future__ import annotations
@@ -52,15 +55,17 @@ class ProgressFile:
             tmp.replace(self._path)
 
 
-def read_progress(repo_dir: Path, published: Path) -> dict[str, Any] | None:
-    """The progress of a build newer than the ``published`` generation, if one is running."""
+def read_progress(repo_dir: Path, published: Path | None) -> dict[str, Any] | None:
+    """The progress of a build newer than the ``published`` generation (any build when none
+    is published yet), if one is running."""
     newest: tuple[int, Path] | None = None
     for path in repo_dir.glob(f"gen-*/{PROGRESS_FILE}"):
         try:
             number = generation_number(path.parent.name)
         except IndexCorrupt:
             continue
-        if number > generation_number(published.name) and (newest is None or number > newest[0]):
+        floor = generation_number(published.name) if published is not None else 0
+        if number > floor and (newest is None or number > newest[0]):
             newest = (number, path)
     if newest is None:
         return None

@@ -39,7 +39,7 @@ from engine.index.home import Home, RepoEntry
 from engine.index.manifest import Manifest, SignalState, read_manifest, write_manifest
 from engine.index.store import STORE_FILE, ChunkStore, FileRecord, FileRows
 from engine.index.write_failures import is_write_refused, write_failures_explained
-from engine.indexing.build_progress import ProgressFile
+from engine.indexing.build_progress import PROGRESS_FILE, ProgressFile
 from engine.indexing.freshness import is_racy
 from engine.indexing.git_changes import GitSnapshot, Vouched, snapshot, vouched_since
 from engine.indexing.parallel_chunking import ChunkedFile, FileTask, chunk_files
@@ -126,6 +126,8 @@ def _publish(entry: RepoEntry, generation: Path, manifest: Manifest, report: Ind
     """Write the manifest (with the closed store's stamp), publish the generation and note it
     in the report."""
     manifest = replace(manifest, store_stamp=store_stamp(generation / STORE_FILE))
+    # The build's progress is over; a later build writes its own in its own generation.
+    (generation / PROGRESS_FILE).unlink(missing_ok=True)
     write_manifest(generation, manifest)
     publish(entry.directory, generation)
     report.generation = generation.name
@@ -351,6 +353,10 @@ class Indexer:
         builders = self.builders()
         generation = next_generation(entry.directory)
         streams = Streams()
+        forward = self.progress
+        # For `engine status`, which cannot see an unpublished generation otherwise (a first
+        # index of a large repository runs for minutes before anything is published).
+        self.progress = ProgressFile(generation, forward)
         try:
             store_path = generation / STORE_FILE
             if previous is not None:
@@ -414,6 +420,8 @@ class Indexer:
             streams.abort()
             shutil.rmtree(generation, ignore_errors=True)
             raise
+        finally:
+            self.progress = forward
 
         # A first tier that is complete (``BuildReport.complete``) needs no slow build.
         slow = [b for b in builders if b.slow and not new_manifest.signal(b.name).synced]

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
-from engine.errors import IndexCorrupt
+from engine.errors import IndexCorrupt, IndexIncompatible
+from engine.index.generations import current_generation, writer_busy
 from engine.index.health import signal_damage, store_change
 from engine.index.home import Home
 from engine.index.opening import load_manifest, rebuild_hint
@@ -14,6 +16,13 @@ from engine.indexing.build_progress import read_progress
 from engine.indexing.freshness import staleness
 from engine.indexing.walk import MAX_FILE_BYTES
 from engine.signal import SignalPlugin
+
+
+def _nothing_published(repo_dir: Path) -> bool:
+    try:
+        return current_generation(repo_dir) is None
+    except (IndexCorrupt, IndexIncompatible):
+        return False  # a damaged pointer: load_manifest names the fix
 
 
 def repo_status(
@@ -28,6 +37,15 @@ def repo_status(
     Signals are checked only when their ``plugins`` are given.
     """
     entry = home.get(slug)
+    if writer_busy(entry.directory) and _nothing_published(entry.directory):
+        # A first index still being built: nothing to count yet, only how far it got.
+        return {
+            "repo": slug,
+            "root": str(entry.root),
+            "generation": None,
+            "building": read_progress(entry.directory, None) or {},
+            "firstBuild": True,
+        }
     generation, manifest = load_manifest(entry)
     try:
         store = ChunkStore.open_readonly(generation / STORE_FILE)

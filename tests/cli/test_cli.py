@@ -279,3 +279,20 @@ def test_a_one_shot_process_starts_numpy_with_one_blas_thread(tmp_path: Path) ->
         [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
     )
     assert done.stdout.split() == ["2", "2"]  # the user's choice stands
+
+
+def test_status_of_a_first_index_still_being_built(env: Path) -> None:
+    from engine.index.generations import writer_lock
+    from engine.index.home import Home
+
+    home = Home(Path(os.environ["ENGINE_HOME"]))
+    entry = home.register("toy", env)
+    with writer_lock(entry.directory, wait=False, slug="toy"):  # as a running build holds it
+        code, out = run("status", "toy")
+        assert code == 0
+        assert "first index being built: no progress written yet" in out
+        assert json.loads(run("status", "toy", "--json")[1])["firstBuild"] is True
+        code, out = run("query", "toy", "greet")
+        assert code != 0 and "being indexed for the first time" in out
+    code, out = run("status", "toy")
+    assert code != 0 and "run engine reindex toy" in out

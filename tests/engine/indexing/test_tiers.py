@@ -13,11 +13,12 @@ from typing import Any
 
 import pytest
 
-from engine.errors import BuildAborted
+from engine.errors import BuildAborted, IndexBusy, RepoNotFound
 from engine.index.generations import current_generation
 from engine.index.home import Home
 from engine.index.manifest import read_manifest
 from engine.index.opening import open_index
+from engine.indexing.build_progress import PROGRESS_FILE
 from engine.indexing.indexer import Indexer
 from engine.indexing.status import repo_status
 from engine.signal import IndexOptions, OpenOptions, SignalBuilder, SignalPlugin, VectorTier
@@ -238,3 +239,47 @@ def test_a_failing_first_tier_is_a_problem_and_the_full_pass_still_runs(
     report = index(home, plugins_with_fast(FirstTierEmbedder(RuntimeError("no table"))), repo)
     assert any("first tier failed: RuntimeError: no table" in p for p in report.problems)
     assert report.signals["vector"].ready and report.signals["vector"].meta["tier"] == "full"
+
+
+class HookedFastEmbedder(HashingEmbedder):
+    """The fast tier's fake: calls ``hook`` before embedding (still in the first build)."""
+
+    def __init__(self, hook: Callable[[], None]) -> None:
+        super().__init__(32, model_id="fake-static-32")
+        self.hook = hook
+
+    def embed_documents(self, texts: Sequence[str]) -> FloatMatrix:
+        self.hook()
+        return super().embed_documents(texts)
+
+
+def test_a_first_index_being_built_says_so_and_how_far_it_got(tmp_path: Path, repo: Path) -> None:
+    home = Home(tmp_path / "home")
+    during: list[dict[str, Any]] = []
+    refused: list[str] = []
+
+    def hook() -> None:
+        if during:
+            return
+        during.append(repo_status(home, "toy"))
+        with pytest.raises(IndexBusy) as busy:
+            open_index(home, "toy", registry.plugins(), OpenOptions(home=home.root))
+        refused.append(str(busy.value))
+
+    index(home, plugins_with_fast(HookedFastEmbedder(hook)), repo)
+    first = during[0]
+    assert first["firstBuild"] and first["generation"] is None
+    assert first["building"]["stage"] and first["building"]["total"] >= first["building"]["done"]
+    assert "being indexed for the first time" in refused[0] and "engine status toy" in refused[0]
+    generation = current_generation(home.repo_dir("toy"))
+    assert generation is not None and not (generation / PROGRESS_FILE).exists()
+    assert "firstBuild" not in repo_status(home, "toy")
+
+
+def test_a_registered_repository_with_no_build_running_still_says_to_reindex(
+    tmp_path: Path, repo: Path
+) -> None:
+    home = Home(tmp_path / "home")
+    home.register("toy", repo)
+    with pytest.raises(RepoNotFound, match="run engine reindex toy"):
+        repo_status(home, "toy")
