@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -45,6 +45,7 @@ DEFAULT_EMBED = EmbedSettings(precision="mixed", document_tokens=256)
 _SORT_BATCHES = 16
 
 ModelLoader = Callable[[IndexOptions, EmbedSettings], LoadedModel]
+K = TypeVar("K")
 RemoteLoader = Callable[[RemoteSpec], LoadedModel]
 
 
@@ -114,10 +115,7 @@ class VectorBuilder:
             return BuildReport(ready=False, message=str(err))
         embedder = model.embedder
         document_tokens = int(model.meta.get("document_tokens") or 0)
-        # Cut short of the model's own limit, the same text gives other vectors.
-        cache_id = embedder.model_id
-        if 0 < document_tokens < int(model.meta.get("max_seq_length") or 0):
-            cache_id += f"/t{document_tokens}"
+        cache_id = embedding_cache_id(model)
         settings = index_settings(
             embedder.model_id, self._max_parts, self._include_path, document_tokens
         )
@@ -244,18 +242,17 @@ class VectorBuilder:
         return store, table
 
     def _documents(self, chunks: Sequence[Chunk]) -> tuple[np.ndarray, list[str]]:
-        chunk_ids: list[int] = []
-        parts: list[int] = []
-        texts: list[str] = []
-        # In the order _embed embeds them (signals/vector/order.py): what a search needs
-        # most is cached first, so an interrupted pass resumes with the rest.
-        for chunk in sorted(chunks, key=embed_priority):
-            parts_of = document_parts(chunk, self._max_parts, include_path=self._include_path)
-            for part, text in enumerate(parts_of):
-                chunk_ids.append(chunk.id)
-                parts.append(part)
-                texts.append(text)
-        return faiss_ids(chunk_ids, parts), texts
+        return documents(chunks, self._max_parts, self._include_path)
+
+    def document_texts(self, chunks: Sequence[Chunk]) -> list[str]:
+        """The texts a build from empty embeds for ``chunks``, in the order it embeds them
+        (a cluster build asks for them on the worker that chunked the repository)."""
+        return self._documents(chunks)[1]
+
+    def fresh_model(self) -> tuple[LoadedModel, str]:
+        """The model a build from empty embeds with and the embedding cache id it uses."""
+        model = self._loaded_model(self._model_folder({}), self._embed_settings({}))
+        return model, embedding_cache_id(model)
 
     def _embed(
         self, embedder: Embedder, texts: list[str], progress: ProgressFn, cache_id: str
@@ -281,24 +278,66 @@ class VectorBuilder:
                 vectors[rows_of.pop(key)] = vector
             done = len(texts) - sum(len(rows) for rows in rows_of.values())
             progress("embedding", done, len(texts))
-            run = self._batch_size * _SORT_BATCHES
-            ordered = list(rows_of)
-            missing = [
-                key
-                for start in range(0, len(ordered), run)
-                for key in sorted(
-                    ordered[start : start + run], key=lambda k: len(texts[rows_of[k][0]])
-                )
-            ]
-            for start in range(0, len(missing), self._batch_size):
-                batch = missing[start : start + self._batch_size]
+            batches = embedding_batches(
+                list(rows_of), lambda k: len(texts[rows_of[k][0]]), self._batch_size
+            )
+            for batch in batches:
                 computed = embedder.embed_documents([texts[rows_of[k][0]] for k in batch])
                 cache.put_many(batch, computed)
                 for key, vector in zip(batch, computed, strict=True):
                     vectors[rows_of[key]] = vector
                     done += len(rows_of[key])
                 progress("embedding", done, len(texts))
-        return vectors, len(missing)
+        return vectors, sum(len(b) for b in batches)
+
+
+def documents(
+    chunks: Sequence[Chunk], max_parts: int, include_path: bool
+) -> tuple[np.ndarray, list[str]]:
+    """The FAISS ids and texts to embed for ``chunks``, in the order ``_embed`` embeds them
+    (signals/vector/order.py): what a search needs most is cached first, so an interrupted
+    pass resumes with the rest."""
+    chunk_ids: list[int] = []
+    parts: list[int] = []
+    texts: list[str] = []
+    for chunk in sorted(chunks, key=embed_priority):
+        for part, text in enumerate(document_parts(chunk, max_parts, include_path=include_path)):
+            chunk_ids.append(chunk.id)
+            parts.append(part)
+            texts.append(text)
+    return faiss_ids(chunk_ids, parts), texts
+
+
+def embedding_cache_id(model: LoadedModel) -> str:
+    """The embedding cache a model's vectors live in: its model id, and the word pieces a
+    document is cut to when that is short of the model's own limit (the same text then gives
+    other vectors)."""
+    cache_id = model.embedder.model_id
+    document_tokens = int(model.meta.get("document_tokens") or 0)
+    if 0 < document_tokens < int(model.meta.get("max_seq_length") or 0):
+        cache_id += f"/t{document_tokens}"
+    return cache_id
+
+
+def embedding_batches(
+    keys: Sequence[K], length: Callable[[K], int], batch_size: int
+) -> list[list[K]]:
+    """The batches ``keys`` (texts not cached, in priority order) are embedded in.
+
+    Within each run of ``_SORT_BATCHES`` batches, shortest text first, so that a batch holds
+    texts of similar length (less padding). The batches decide the vectors: the encoder's
+    int8 activations are quantised per encoder run, so a text's vector differs
+    by up to ~0.015 (mixed precision, measured on the stdlib's json package) when its batch
+    holds other texts. A cluster build forms its batches here too, so its vectors are the
+    local build's bit for bit.
+    """
+    run = batch_size * _SORT_BATCHES
+    ordered = [
+        key
+        for start in range(0, len(keys), run)
+        for key in sorted(keys[start : start + run], key=length)
+    ]
+    return [ordered[start : start + batch_size] for start in range(0, len(ordered), batch_size)]
 
 
 def _recorded(previous_meta: Mapping[str, Any]) -> Mapping[str, Any]:

@@ -139,6 +139,7 @@ class OnnxEmbedder:
         if manifest is None:
             raise FileNotFoundError(f"no complete ONNX export in {directory}")
         self._manifest = manifest
+        self._directory = directory
         self._batch_size = batch_size
         self._tokenizer = Tokenizer.from_file(str(directory / TOKENIZER_FILE))
         self._tokenizer.no_padding()
@@ -170,6 +171,11 @@ class OnnxEmbedder:
     @property
     def manifest(self) -> ExportManifest:
         return self._manifest
+
+    @property
+    def directory(self) -> Path:
+        """The export folder this embedder runs."""
+        return self._directory
 
     @property
     def model_id(self) -> str:
