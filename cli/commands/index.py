@@ -87,6 +87,27 @@ from engine.signal import (
     "chunks/s; quality on the dev set in eval/RESULTS.md). Default: what the index used, "
     "else full.",
 )
+@click.option(
+    "--cluster",
+    "cluster",
+    metavar="ADDRESS",
+    help="Index many repositories on a Ray cluster (HOST:PORT of its head, 'auto', or "
+    "'local' for this machine): PATH is then a file of 'PATH NAME' lines or a folder of "
+    "checkouts. Needs pip install 'engine[cluster]' and --cluster-store.",
+)
+@click.option(
+    "--cluster-store",
+    type=click.Path(path_type=Path, file_okay=False),
+    help="With --cluster: the shared folder every node reaches, where the indexes are "
+    "published (laid out like $ENGINE_HOME: search it with ENGINE_HOME=DIR).",
+)
+@click.option(
+    "--actors",
+    type=click.IntRange(1, 4096),
+    default=2,
+    show_default=True,
+    help="With --cluster: embedding actors (one model copy and one CPU each).",
+)
 @json_option
 def index(
     path: Path,
@@ -104,15 +125,20 @@ def index(
     embedder_model: str | None,
     embedder_key_env: str | None,
     embedder_dim: int | None,
+    cluster: str | None,
+    cluster_store: Path | None,
+    actors: int,
     as_json: bool,
 ) -> None:
-    """Register the repository at PATH and index it (incrementally when already indexed)."""
+    """Register the repository at PATH and index it (incrementally when already indexed).
+
+    With --cluster, index every repository PATH lists on a Ray cluster instead."""
     run = Invocation(as_json)
     with errors_reported(as_json):
         from engine.indexing.indexer import Indexer
 
-        name = validate_slug(slug) if slug else slug_from_folder(path.resolve())
-        progress = Progress()
+        if cluster_store is not None and cluster is None:
+            raise UsageError("--cluster-store goes with --cluster")
         options = IndexOptions(
             home=run.home.root,
             model=str(model.resolve()) if model else None,
@@ -125,6 +151,14 @@ def index(
                 embedder, embedder_url, embedder_model, embedder_key_env, embedder_dim
             ),
         )
+        if cluster is not None:
+            from cli.commands.index_cluster import check_cluster_options, index_on_cluster
+
+            check_cluster_options(options, slug=slug, wait=wait)
+            index_on_cluster(cluster, path, cluster_store, actors, options, as_json)
+            return
+        name = validate_slug(slug) if slug else slug_from_folder(path.resolve())
+        progress = Progress()
         registered = plugins()
         for plugin in registered.values():  # a bad --model or --scip, before anything is written
             if plugin.check_options is not None:
