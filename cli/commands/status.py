@@ -8,6 +8,7 @@ import click
 
 from cli.invocation import Invocation, errors_reported, json_option, plugins
 from cli.output import dumps, printable
+from cli.progress import eta
 from engine.errors import EngineError
 from engine.index.home import validate_slug
 
@@ -93,5 +94,7 @@ def _progress(building: dict[str, Any]) -> str:
     total = building.get("total") or 0
     done = building.get("done")
     counted = f" {done} of {total}" if total else (f" {done}" if done else "")
-    at = f" (at {building['at']})" if building.get("at") else ""
+    left = eta(int(done or 0), int(total), float(building.get("stageSeconds") or 0.0))
+    ahead = f", ETA {left}" if left else ""
+    at = f" (at {building['at']}{ahead})" if building.get("at") else ""
     return f"{building.get('stage')}{counted}{at}"

@@ -35,11 +35,15 @@ class ProgressFile:
         self._path = generation / PROGRESS_FILE
         self._forward = forward
         self._written_at = 0.0
+        self._stage = ""
+        self._stage_started = time.monotonic()
 
     def __call__(self, stage: str, done: int, total: int) -> None:
         self._forward(stage, done, total)
         now = time.monotonic()
-        if now - self._written_at < _EVERY_S and done != total:
+        if stage != self._stage:
+            self._stage, self._stage_started = stage, now
+        elif now - self._written_at < _EVERY_S and done != total:
             return
         self._written_at = now
         record = {
@@ -47,6 +51,8 @@ class ProgressFile:
             "done": done,
             "total": total,
             "at": datetime.now(UTC).isoformat(timespec="seconds"),
+            # How long this stage has run, so a reader can tell its rate and an ETA.
+            "stageSeconds": round(now - self._stage_started, 1),
         }
         # Progress is advice: a failed write must not fail the build.
         with contextlib.suppress(OSError):

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -294,5 +295,13 @@ def test_status_of_a_first_index_still_being_built(env: Path) -> None:
         assert json.loads(run("status", "toy", "--json")[1])["firstBuild"] is True
         code, out = run("query", "toy", "greet")
         assert code != 0 and "being indexed for the first time" in out
+        building = entry.directory / "gen-000001"
+        building.mkdir()
+        (building / "progress.json").write_text(
+            '{"stage": "embedding", "done": 100, "total": 1000, "at": "T", "stageSeconds": 10}'
+        )
+        out = run("status", "toy")[1]
+        assert "first index being built: embedding 100 of 1000 (at T, ETA 1m30s)" in out
+        shutil.rmtree(building)
     code, out = run("status", "toy")
     assert code != 0 and "run engine reindex toy" in out
