@@ -91,7 +91,14 @@ class EmbedStats:
     pool_start_s: float = 0.0  # until the last actor had its model loaded
     model_s: float = 0.0  # the actors' time inside embed_documents, summed
     model_cpu_s: float = 0.0  # the CPU time of those calls (every encoder thread), summed
+    # Each actor's time between its model being loaded and its last batch's end that was not
+    # spent in embed_documents, summed: what Ray Data costs beyond the model.
+    framework_s: float = 0.0
     per_actor: dict[str, float] = field(default_factory=dict)  # model seconds per actor
+
+    @property
+    def framework_share(self) -> float:
+        return self.framework_s / self.model_s if self.model_s else 0.0
 
 
 def node_disk() -> Path:
@@ -151,11 +158,13 @@ class EmbedActor:
         vectors: list[bytes] = []
         seconds: list[float] = []
         cpu: list[float] = []
+        ended: list[float] = []
         for texts in batch["texts"]:
             wall, process = time.perf_counter(), time.process_time()
             matrix = np.asarray(self._embedder.embed_documents(list(texts)), dtype=np.float32)
             seconds.append(time.perf_counter() - wall)
             cpu.append(time.process_time() - process)
+            ended.append(time.time())
             vectors.append(matrix.tobytes())
         rows = len(vectors)
         return {
@@ -165,6 +174,7 @@ class EmbedActor:
             "cpu": np.array(cpu),
             "actor": np.array([self._id] * rows, dtype=object),
             "ready_at": np.array([self._ready_at] * rows),
+            "ended_at": np.array(ended),
         }
 
 
@@ -215,20 +225,22 @@ def _run_job(
         fn_constructor_args=(side.make_embedder, model, cpus_per_actor, side.dim),
         batch_size=1,
         batch_format="numpy",
-        concurrency=actors,
+        compute=ray.data.ActorPoolStrategy(size=actors),
         num_cpus=cpus_per_actor,
     )
     ready: dict[str, float] = {}
+    last: dict[str, float] = {}
     for out in embedded.iter_batches(batch_size=None, batch_format="numpy"):
         if not stats.first_row_s:
             stats.first_row_s = time.time() - started
-        for index, blob, seconds, cpu, actor, ready_at in zip(
+        for index, blob, seconds, cpu, actor, ready_at, ended_at in zip(
             out["batch"],
             out["vectors"],
             out["seconds"],
             out["cpu"],
             out["actor"],
             out["ready_at"],
+            out["ended_at"],
             strict=True,
         ):
             vectors = np.frombuffer(blob, dtype=np.float32).reshape(-1, side.dim)
@@ -237,5 +249,7 @@ def _run_job(
             stats.model_cpu_s += float(cpu)
             stats.per_actor[str(actor)] = stats.per_actor.get(str(actor), 0.0) + float(seconds)
             ready[str(actor)] = float(ready_at)
+            last[str(actor)] = max(last.get(str(actor), 0.0), float(ended_at))
     stats.seconds = time.time() - started
     stats.pool_start_s = max(ready.values()) - started if ready else 0.0
+    stats.framework_s = sum(last[a] - ready[a] - stats.per_actor[a] for a in ready)

@@ -165,6 +165,7 @@ def test_a_node_removed_mid_run_still_finishes_or_says_why(
         assert removed.wait(timeout=5), "the node was never removed"
         assert not thread.is_alive()
         done = assert_nothing_half_published(tmp_path / "store", repos)
+        print(f"node removed mid-run: published {done}, raised {errors}")
         if errors:  # failing is allowed, but with a message that says what happened
             assert str(errors[0]).strip()
         else:
