@@ -162,6 +162,7 @@ def query(
                 filters=filters,
                 ranking=ranking,
                 deadline_ms=deadline_ms,
+                explain=explain,
             )
             _print(response, budget, explain, as_json)
             return

@@ -86,11 +86,18 @@ def query_on_cluster(
     filters: Filters,
     ranking: RankingOptions,
     deadline_ms: float,
+    explain: bool = False,
 ) -> SearchResponse:
     router = open_router(address, store, slugs, deadline_ms)
     try:
         return router.search(
-            slugs, text, limit=limit, signals=signals, filters=filters, ranking=ranking
+            slugs,
+            text,
+            limit=limit,
+            signals=signals,
+            filters=filters,
+            ranking=ranking,
+            hits=explain,  # --explain counts each signal's hits
         )
     finally:
         router.close()  # the actors keep serving the next query

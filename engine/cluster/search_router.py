@@ -29,7 +29,7 @@ import contextlib
 import hashlib
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -46,6 +46,7 @@ from engine.types import Coverage, Filters, QueryVector, SearchResponse
 DEFAULT_DEADLINE_MS = 500.0
 NODES_EVERY_S = 2.0
 NAMESPACE = "engine"
+SHARD_THREADS = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
 
 QueryEmbedder = Callable[[Mapping[str, Any], str], QueryVector]
 """embed(model meta, cleaned text) -> the query's vector from that model
@@ -97,6 +98,9 @@ class Router:
         self._placement: dict[str, str] = {}
         self._nodes_checked_at = float("-inf")
         self._lock = threading.RLock()
+        # Where the last query's time went, in ms (embed, wait, slowest_shard, total): for
+        # the benchmark (eval/bench/cluster_search.py) and --explain-like diagnostics.
+        self.last_timing: dict[str, float] = {}
 
     # -- placement and handover ----------------------------------------------------------
 
@@ -157,6 +161,10 @@ class Router:
                 max_concurrency=4,
                 max_restarts=0,
                 scheduling_strategy=NodeAffinitySchedulingStrategy(node, soft=False),
+                # One BLAS/OpenMP thread per actor: many actors share a node's cores, and a
+                # search's vector work is one small product (cli/commands/query.py's
+                # one_shot has the measurement of idle BLAS pools).
+                runtime_env={"env_vars": SHARD_THREADS},
             )
             .remote(str(self.shared.root), [repo], self._plugins, refresh_s=self._refresh_s)
         )
@@ -268,7 +276,10 @@ class Router:
         filters: Filters | None = None,
         ranking: RankingOptions | None = None,
         deadline_ms: float | None = None,
+        hits: bool = False,
     ) -> SearchResponse:
+        """``hits``: keep each signal's ranked hits in the answer's runs (for --explain);
+        without, runs carry latency, error and tier only, which is cheaper to send."""
         start = time.monotonic()
         deadline_s = (self.deadline_ms if deadline_ms is None else deadline_ms) / 1000
         asked = list(dict.fromkeys(repos))
@@ -295,21 +306,23 @@ class Router:
                 unserved += 1
             else:
                 groups.setdefault(id(slot.actor), (slot, []))[1].append(repo)
+        embed_start = time.monotonic()
         vectors = self._vectors(clean, [s for s, _ in groups.values()])
+        embed_ms = (time.monotonic() - embed_start) * 1000
         request = ShardRequest(
-            (),
+            tuple(r for _, rs in groups.values() for r in rs),
             clean,
             limit,
             vectors,
             tuple(signals) if signals is not None else None,
             filters or Filters(),
             ranking or DEFAULT_RANKING,
+            hits,
         )
-        pending = {
-            slot.actor.search.remote(replace(request, repos=tuple(rs))): (slot, rs)
-            for slot, rs in groups.values()
-        }
-        answers = self._gather(pending, start + deadline_s, deadline_s, missing)
+        pending = self._dispatch(request, groups.values())
+        wait_start = time.monotonic()
+        answers, slowest_ms = self._gather(pending, start + deadline_s, deadline_s, missing)
+        wait_ms = (time.monotonic() - wait_start) * 1000
         responses = [answers[r] for r in asked if r in answers]
         for repo in asked:
             if repo not in answers and repo not in missing:
@@ -327,7 +340,27 @@ class Router:
                 f"partial answer: {shards_answered} of {shards_asked} shards answered; not "
                 "searched: " + "; ".join(f"{r} ({why})" for r, why in missing.items() if r)
             )
+        self.last_timing = {
+            "embed_ms": embed_ms,
+            "wait_ms": wait_ms,
+            "slowest_shard_ms": slowest_ms,
+            "total_ms": (time.monotonic() - start) * 1000,
+        }
         return replace(merged, query=clean, warnings=warnings, coverage=coverage)
+
+    @staticmethod
+    def _dispatch(
+        request: ShardRequest, groups: Iterable[tuple[_Slot, list[str]]]
+    ) -> dict[Any, tuple[_Slot, list[str]]]:
+        """One call per shard. The request goes into the object store once and every call
+        carries only its reference and its repositories, so the request (query vectors,
+        ranking options) is pickled once, not once per shard. What remains is Ray's own
+        cost of an actor call, ~0.5 ms each here (cProfile, 16 shards): the reason for
+        compound shards (eval/bench/compound_shards.py)."""
+        import ray
+
+        shared = ray.put(request)
+        return {slot.actor.search.remote(shared, rs): (slot, rs) for slot, rs in groups}
 
     def _vectors(self, clean: str, slots: Sequence[_Slot]) -> tuple[QueryVector, ...]:
         models: dict[str, Mapping[str, Any]] = {}
@@ -342,12 +375,14 @@ class Router:
         end: float,
         deadline_s: float,
         missing: dict[str, str],
-    ) -> dict[str, SearchResponse]:
+    ) -> tuple[dict[str, SearchResponse], float]:
+        """The answers by repository, and the slowest answering shard's own search time."""
         import ray
 
         answers: dict[str, SearchResponse] = {}
+        slowest_ms = 0.0
         if not pending:
-            return answers
+            return answers, slowest_ms
         timeout = max(0.0, end - time.monotonic())
         done, late = ray.wait(list(pending), num_returns=len(pending), timeout=timeout)
         for ref in done:
@@ -360,6 +395,7 @@ class Router:
                     missing[repo] = f"its shard failed: {type(exc).__name__}"
                 continue
             answers.update(answer.responses)
+            slowest_ms = max(slowest_ms, answer.search_ms)
             for repo, why in answer.failures.items():
                 missing[repo] = why
             with self._lock:
@@ -370,4 +406,4 @@ class Router:
                 missing[repo] = f"its shard did not answer within {deadline_s * 1000:.0f} ms"
             with contextlib.suppress(Exception):  # best effort: its answer is ignored anyway
                 ray.cancel(ref)
-        return answers
+        return answers, slowest_ms

@@ -1,0 +1,143 @@
+"""Compound shards for thousands of small repositories: a design, and a simulation of it.
+
+The problem. Cluster search starts one shard actor per repository (engine/cluster/
+search_router.py). A query over R repositories is then R actor calls: the router pays a
+dispatch and a result transfer per call, and the cluster pays a Python process (~100+ MiB
+resident, measured in BENCHMARKS.md) per repository. For an organisation's 5,000 small
+repositories that is 5,000 processes and a fan-out that grows with R, not with the cores
+that do the work.
+
+The design. A *compound shard* is one actor that serves many small repositories:
+
+- Placement stays rendezvous hashing, but of *groups*: repositories under a size threshold
+  (say 20k chunks) hash to one of G groups per node (G = the node's cores, so that every
+  core searches), and a group, not a repository, is what an actor holds; a large repository
+  keeps an actor of its own. The group of a repository is ``owner(repo, groups)``, so a
+  node joining moves whole groups, and the handover is the same (the old actor serves until
+  the new one has loaded).
+- Inside the actor the group's repositories are searched as one: either each repository's
+  searcher in turn, merged in the actor (``federation.merge`` is a top-k over per-repository
+  scaled scores, so the actor can return its own top ``limit`` after scaling each
+  repository's low-confidence answers; the router's merge of those top-k lists equals the
+  merge of every repository's list), or, better for very many tiny repositories, one index
+  built over the whole group (one Tantivy index, one FAISS index, one chunk store, the
+  repository as a stored field and a filter), so that the per-search fixed cost (query
+  analysis, three signal calls, fusion, ranking) is paid once per group instead of once
+  per repository. Results still carry their repository; scoring per repository (BM25
+  statistics, the confidence scaling) is what the merged index must keep per repository,
+  which is why the first variant comes first.
+- The router's fan-out is then G x nodes calls, whatever R is; coverage counts groups,
+  and the warning still names the repositories of a group that did not answer.
+
+The simulation. ``measure`` times a fan-out of N calls to N trivial actors on a local Ray
+(the per-call overhead the router pays) and fits ``a + b*N``; ``model`` then estimates a
+federated query over R repositories on C cores for one actor per repository and for
+compound shards, given the measured per-repository search time ``s`` (shard-side, from
+eval/bench/cluster_search.py) and the fixed share of it ``s_fixed`` that a merged group
+index pays once:
+
+- per repository:  a + b*R + R*s / C        (R calls; R searches share C cores)
+- grouped (G = C): a + b*C + ceil(R/C) * s   (C calls; each actor searches its R/C in turn)
+- merged  (G = C): a + b*C + s_fixed + ceil(R/C) * (s - s_fixed)
+
+    nice -n 5 .venv/bin/python -m eval.bench.compound_shards --search-ms 9.0 --fixed-ms 6.0
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import statistics
+import time
+from collections.abc import Sequence
+from typing import Any
+
+FANOUTS = (1, 2, 4, 8, 16, 32)
+REPOS = (16, 100, 1000, 5000)
+CORES = (2, 16, 64, 256)
+
+
+def measure(fanouts: Sequence[int] = FANOUTS, calls: int = 60) -> dict[int, float]:
+    """N -> p50 ms of one round of N concurrent calls to N trivial actors."""
+    import ray
+
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+
+        @ray.remote(num_cpus=0)
+        class Echo:
+            def search(self, payload: bytes) -> bytes:
+                return payload
+
+        actors = [Echo.remote() for _ in range(max(fanouts))]  # type: ignore[attr-defined]
+        payload = b"\0" * 1536  # a MiniLM query vector
+        ray.get([a.search.remote(payload) for a in actors])
+        out = {}
+        for n in fanouts:
+            times = []
+            for _ in range(calls):
+                start = time.perf_counter()
+                ray.get([a.search.remote(payload) for a in actors[:n]])
+                times.append((time.perf_counter() - start) * 1000)
+            out[n] = statistics.median(times)
+        return out
+    finally:
+        ray.shutdown()
+
+
+def fit(points: dict[int, float]) -> tuple[float, float]:
+    """Least squares a + b*N."""
+    xs, ys = list(points), list(points.values())
+    mx, my = statistics.fmean(xs), statistics.fmean(ys)
+    b = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sum(
+        (x - mx) ** 2 for x in xs
+    )
+    return my - b * mx, b
+
+
+def model(
+    a: float, b: float, search_ms: float, fixed_ms: float, repos: int, cores: int
+) -> dict[str, float]:
+    per_group = math.ceil(repos / cores)
+    return {
+        "per_repository": a + b * repos + repos * search_ms / cores,
+        "grouped": a + b * min(cores, repos) + per_group * search_ms,
+        "merged": a + b * min(cores, repos) + fixed_ms + per_group * (search_ms - fixed_ms),
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description="Compound shards: fan-out cost simulation.")
+    parser.add_argument("--search-ms", type=float, required=True, help="shard-side p50 per repo")
+    parser.add_argument("--fixed-ms", type=float, required=True, help="its fixed share")
+    args = parser.parse_args(argv)
+    load = [round(x, 2) for x in os.getloadavg()]
+    points = measure()
+    a, b = fit(points)
+    table: dict[str, Any] = {}
+    for repos in REPOS:
+        for cores in CORES:
+            table[f"R={repos} C={cores}"] = {
+                k: round(v, 1)
+                for k, v in model(a, b, args.search_ms, args.fixed_ms, repos, cores).items()
+            }
+    print(
+        json.dumps(
+            {
+                "fanout_p50_ms": {n: round(t, 2) for n, t in points.items()},
+                "fit_ms": {"a": round(a, 2), "b_per_call": round(b, 3)},
+                "search_ms": args.search_ms,
+                "fixed_ms": args.fixed_ms,
+                "model_ms": table,
+                "load_average": load,
+                "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+            },
+            indent=2,
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()
