@@ -37,10 +37,17 @@ eval/bench/cluster_search.py) and the fixed share of it ``s_fixed`` that a merge
 index pays once:
 
 - per repository:  a + b*R + R*s / C        (R calls; R searches share C cores)
-- grouped (G = C): a + b*C + ceil(R/C) * s   (C calls; each actor searches its R/C in turn)
-- merged  (G = C): a + b*C + s_fixed + ceil(R/C) * (s - s_fixed)
+- grouped:         a + b*G + ceil(R/G) * s   (G calls; each actor searches its R/G in turn)
+- merged:          a + b*G + s_fixed + ceil(R/G) * (s - s_fixed)
 
-    nice -n 5 .venv/bin/python -m eval.bench.compound_shards --search-ms 9.0 --fixed-ms 6.0
+with G, at most C, chosen to balance the calls against the work per actor (sqrt(R*w/b)).
+The per-call cost b is paid by the router one call after another, which is what makes one
+actor per repository grow with R. The model leaves out the router's merge (small: 10
+results per shard) and, on this machine, that the Ray daemons of three simulated nodes and
+other work share the same two cores: it is for the shape, not the absolute figure.
+
+    nice -n 5 .venv/bin/python -m eval.bench.compound_shards --home /tmp/cluster-search-bench/home
+    (the home eval/bench/cluster_search.py prepared), or --search-ms S --fixed-ms F
 """
 
 from __future__ import annotations
@@ -52,6 +59,7 @@ import os
 import statistics
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 FANOUTS = (1, 2, 4, 8, 16, 32)
@@ -87,6 +95,36 @@ def measure(fanouts: Sequence[int] = FANOUTS, calls: int = 60) -> dict[int, floa
         ray.shutdown()
 
 
+def search_times(home: Path, disk: Path) -> dict[str, float]:
+    """repository -> p50 ms of a shard-side search (the vector given, as the router sends
+    it) over eval/bench/cluster_search.py's queries, every repository of ``home``."""
+    from engine.cluster.search_shard import ShardRequest, ShardSearcher
+    from engine.search.searcher import clean_query
+    from eval.bench.cluster_search import QUERIES
+    from signals import registry
+    from signals.vector.query_vector import embed_query
+
+    out = {}
+    for repo in sorted(p.name for p in (home / "repos").iterdir()):
+        shard = ShardSearcher(str(home), [repo], registry.plugins, disk=str(disk))
+        model = shard.load()[repo]
+        requests = [
+            ShardRequest((repo,), clean_query(q), 10, (embed_query(model, clean_query(q), home),))
+            for q in QUERIES
+        ]
+        for request in requests:  # warm
+            shard.search(request)
+        times = []
+        for _ in range(3):
+            for request in requests:
+                start = time.perf_counter()
+                shard.search(request)
+                times.append((time.perf_counter() - start) * 1000)
+        out[repo] = statistics.median(times)
+        shard.close()
+    return out
+
+
 def fit(points: dict[int, float]) -> tuple[float, float]:
     """Least squares a + b*N."""
     xs, ys = list(points), list(points.values())
@@ -97,23 +135,44 @@ def fit(points: dict[int, float]) -> tuple[float, float]:
     return my - b * mx, b
 
 
+def groups(a_call_ms: float, work_ms: float, repos: int, cores: int) -> int:
+    """How many compound shards to fan out to: G minimising b*G + (R/G)*w is sqrt(R*w/b),
+    at most one per core and per repository."""
+    best = math.sqrt(repos * work_ms / a_call_ms) if a_call_ms > 0 else cores
+    return max(1, min(cores, repos, round(best)))
+
+
 def model(
     a: float, b: float, search_ms: float, fixed_ms: float, repos: int, cores: int
 ) -> dict[str, float]:
-    per_group = math.ceil(repos / cores)
+    grouped = groups(b, search_ms, repos, cores)
+    merged = groups(b, search_ms - fixed_ms, repos, cores)
     return {
         "per_repository": a + b * repos + repos * search_ms / cores,
-        "grouped": a + b * min(cores, repos) + per_group * search_ms,
-        "merged": a + b * min(cores, repos) + fixed_ms + per_group * (search_ms - fixed_ms),
+        "grouped": a + b * grouped + math.ceil(repos / grouped) * search_ms,
+        "grouped_shards": grouped,
+        "merged": a + b * merged + fixed_ms + math.ceil(repos / merged) * (search_ms - fixed_ms),
+        "merged_shards": merged,
     }
 
 
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="Compound shards: fan-out cost simulation.")
-    parser.add_argument("--search-ms", type=float, required=True, help="shard-side p50 per repo")
-    parser.add_argument("--fixed-ms", type=float, required=True, help="its fixed share")
+    parser.add_argument("--home", type=Path, help="measure s and s_fixed on its indexes")
+    parser.add_argument("--work", type=Path, default=Path("/tmp/compound-shards"))
+    parser.add_argument("--search-ms", type=float, help="shard-side p50 per repository")
+    parser.add_argument("--fixed-ms", type=float, help="its fixed share")
     args = parser.parse_args(argv)
     load = [round(x, 2) for x in os.getloadavg()]
+    measured: dict[str, float] = {}
+    if args.home is not None:
+        # s: the median repository's search; s_fixed: the smallest repository's, which is
+        # nearly all fixed cost (query analysis, three signal calls, fusion, ranking).
+        measured = search_times(args.home, args.work)
+        args.search_ms = args.search_ms or statistics.median(measured.values())
+        args.fixed_ms = args.fixed_ms or min(measured.values())
+    if args.search_ms is None or args.fixed_ms is None:
+        parser.error("give --home, or --search-ms and --fixed-ms")
     points = measure()
     a, b = fit(points)
     table: dict[str, Any] = {}
@@ -128,8 +187,9 @@ def main(argv: Sequence[str] | None = None) -> None:
             {
                 "fanout_p50_ms": {n: round(t, 2) for n, t in points.items()},
                 "fit_ms": {"a": round(a, 2), "b_per_call": round(b, 3)},
-                "search_ms": args.search_ms,
-                "fixed_ms": args.fixed_ms,
+                "search_ms": round(args.search_ms, 2),
+                "fixed_ms": round(args.fixed_ms, 2),
+                "measured_search_ms": {k: round(v, 2) for k, v in measured.items()},
                 "model_ms": table,
                 "load_average": load,
                 "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
