@@ -156,3 +156,28 @@ def test_memory_per_shard_actor(router: Router) -> None:
     print(f"shard actor memory: {mib}")
     assert memory["index_bytes"] > 0
     assert 0 < memory["uss"] <= memory["rss"]
+
+
+def test_a_newer_generation_in_the_shared_folder_is_answered_from_soon(
+    ray_cluster3: SimulatedCluster, tmp_path: Path
+) -> None:
+    from engine.index.home import Home
+    from tests.engine.cluster.search_homes import index
+
+    home = shared_home(tmp_path, ["greeters", "parsers"])
+    router = Router(home, slow_plugins, embedder(home), refresh_s=0.2, deadline_ms=2000)
+    router.start(wait_s=120)
+    try:
+        root = Home(home).get("greeters").root
+        (root / "welcome.py").write_text("def welcome_guest(name):\n    return 'hi ' + name\n")
+        index(home, root, "greeters")
+        deadline = time.monotonic() + 60
+        while True:
+            response = router.search(["greeters", "parsers"], "welcome_guest")
+            _full(response, 2)
+            if response.results and response.results[0].path == "welcome.py":
+                break
+            assert time.monotonic() < deadline, "the new generation was never swapped in"
+            time.sleep(0.2)
+    finally:
+        router.close(stop_actors=True)
