@@ -94,7 +94,11 @@ class Router:
         self._namespace = namespace
         # Actor names carry the shared home's hash: two homes on one cluster never meet.
         self._tag = hashlib.blake2b(str(shared_home).encode(), digest_size=4).hexdigest()
+        for repo in self.repos if repos is not None else ():
+            self.shared.get(repo)  # RepoNotFound, with the fix, for a name not in the folder
         self._slots: dict[str, dict[str, _Slot]] = {repo: {} for repo in self.repos}
+        # repository -> why its last load failed (a missing or damaged index), until one works
+        self._failed: dict[str, str] = {}
         self._placement: dict[str, str] = {}
         self._nodes_checked_at = float("-inf")
         self._lock = threading.RLock()
@@ -192,7 +196,16 @@ class Router:
                     slot.loading = None
                     slot.ready = slot.repo in models
                     slot.models = dict(models.get(slot.repo, {}))
-                if not slot.ready:  # it could not open the index: tried again on rebalance
+                if slot.ready:
+                    with self._lock:
+                        self._failed.pop(slot.repo, None)
+                else:  # it could not open the index: said in answers, tried on rebalance
+                    try:
+                        why = ray.get(slot.actor.failures.remote(), timeout=10).get(slot.repo, "")
+                    except Exception:
+                        why = ""
+                    with self._lock:
+                        self._failed[slot.repo] = why or "its shard could not open it"
                     self._drop(slot)
         with self._lock:
             retired = []
@@ -211,9 +224,12 @@ class Router:
             self.poll()
             with self._lock:
                 done = all(
-                    owner in self._slots[repo] and self._slots[repo][owner].ready
-                    if owners
-                    else any(s.ready for s in self._slots[repo].values())
+                    repo in self._failed  # waiting would not help: its answer will say why
+                    or (
+                        owner in self._slots[repo] and self._slots[repo][owner].ready
+                        if owners
+                        else any(s.ready for s in self._slots[repo].values())
+                    )
                     for repo, owner in self._placement.items()
                 )
             if done or time.monotonic() >= end:
@@ -302,7 +318,8 @@ class Router:
         for repo in asked:
             slot = self.serving(repo)
             if slot is None:
-                missing[repo] = "its shard is still loading"
+                with self._lock:
+                    missing[repo] = self._failed.get(repo, "its shard is still loading")
                 unserved += 1
             else:
                 groups.setdefault(id(slot.actor), (slot, []))[1].append(repo)

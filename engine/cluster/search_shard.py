@@ -227,6 +227,11 @@ class ShardSearcher:
 
     # -- observing -------------------------------------------------------------------------
 
+    def failures(self) -> dict[str, str]:
+        """repository -> why it could not be opened (until it is)."""
+        with self._lock:
+            return dict(self._failures)
+
     def generations(self) -> dict[str, str]:
         """repository -> the generation it answers from now."""
         with self._lock:

@@ -181,3 +181,23 @@ def test_a_newer_generation_in_the_shared_folder_is_answered_from_soon(
             time.sleep(0.2)
     finally:
         router.close(stop_actors=True)
+
+
+def test_a_repository_without_a_published_index_is_named_not_waited_for(
+    ray_cluster3: SimulatedCluster, tmp_path: Path
+) -> None:
+    from engine.index.home import Home
+
+    home = shared_home(tmp_path, ["greeters"])
+    Home(home).register("unbuilt", tmp_path / "unbuilt")  # registered, nothing published
+    router = Router(home, slow_plugins, embedder(home), deadline_ms=2000)
+    start = time.monotonic()
+    router.start(wait_s=120)
+    try:
+        assert time.monotonic() - start < 60
+        response = router.search(["greeters", "unbuilt"], "greet")
+        assert response.coverage is not None and response.coverage.missing == ("unbuilt",)
+        assert any("unbuilt (unbuilt has no published generation" in w for w in response.warnings)
+        assert response.results and response.results[0].repo == "greeters"
+    finally:
+        router.close(stop_actors=True)

@@ -80,3 +80,15 @@ def test_a_newer_shared_generation_is_swapped_in(tmp_path: Path) -> None:
 def test_process_memory_reads_proc() -> None:
     memory = process_memory()
     assert memory["rss"] >= memory["uss"] > 0
+
+
+def test_a_router_refuses_a_repository_not_in_the_shared_folder(tmp_path: Path) -> None:
+    import pytest
+
+    from engine.cluster.search_router import Router
+    from engine.errors import RepoNotFound
+    from tests.engine.cluster.search_homes import embedder
+
+    home = shared_home(tmp_path, ["greeters"])
+    with pytest.raises(RepoNotFound, match="no index for nope"):
+        Router(home, fake_plugins, embedder(home), repos=["greeters", "nope"])
