@@ -108,6 +108,12 @@ from engine.signal import (
     show_default=True,
     help="With --cluster: embedding actors (one model copy and one CPU each).",
 )
+@click.option(
+    "--repos-per-round",
+    type=click.IntRange(1),
+    help="With --cluster: repositories per round (one embedding job each; default all): "
+    "bounds the texts the coordinator holds at once.",
+)
 @json_option
 def index(
     path: Path,
@@ -128,6 +134,7 @@ def index(
     cluster: str | None,
     cluster_store: Path | None,
     actors: int,
+    repos_per_round: int | None,
     as_json: bool,
 ) -> None:
     """Register the repository at PATH and index it (incrementally when already indexed).
@@ -155,7 +162,9 @@ def index(
             from cli.commands.index_cluster import check_cluster_options, index_on_cluster
 
             check_cluster_options(options, slug=slug, wait=wait)
-            index_on_cluster(cluster, path, cluster_store, actors, options, as_json)
+            index_on_cluster(
+                cluster, path, cluster_store, options, as_json, actors, repos_per_round
+            )
             return
         name = validate_slug(slug) if slug else slug_from_folder(path.resolve())
         progress = Progress()

@@ -42,9 +42,10 @@ def index_on_cluster(
     address: str,
     source: Path,
     store: Path | None,
-    actors: int,
     options: IndexOptions,
     as_json: bool,
+    actors: int,
+    repos_per_round: int | None,
 ) -> None:
     from engine.cluster.indexing_connect import connect
     from engine.cluster.indexing_repos import read_repo_list
@@ -62,7 +63,14 @@ def index_on_cluster(
     progress = Progress()
     with ClusterVectorEmbedding(options) as side:
         report = run(
-            repos, store.resolve(), plugins(), options, side, actors=actors, progress=progress
+            repos,
+            store.resolve(),
+            plugins(),
+            options,
+            side,
+            actors=actors,
+            repos_per_round=repos_per_round,
+            progress=progress,
         )
     progress.finish()
     failed = "; ".join(f"{r.slug}: {r.error}" for r in report.failed)

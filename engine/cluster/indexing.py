@@ -22,6 +22,7 @@ repository: the embedding cache, not an incremental update, is what makes a reru
 
 from __future__ import annotations
 
+import re
 import shutil
 import tempfile
 import time
@@ -131,7 +132,14 @@ def index_on_cluster(
                 report.repos += results
                 started = time.perf_counter()
                 progress("embedding", 0, 0)
-                batches, stats = _embed_round(phases, results, side, actors, report)
+                try:
+                    batches, stats = _embed_round(phases, results, side, actors, report)
+                except ray.exceptions.RayError as exc:
+                    # Nothing of the round is published; what was embedded is cached.
+                    raise EmbeddingFailed(
+                        f"the embedding job failed ({_first_line(exc)}); nothing of this "
+                        "round was published, and what was embedded is cached for the next run"
+                    ) from None
                 report.embedding.append(stats)
                 _timed(report, "embedding", started)
                 progress("embedding", batches, batches)
@@ -150,6 +158,24 @@ def index_on_cluster(
     return report
 
 
+class EmbeddingFailed(EngineError):
+    """The round's Ray Data job failed (every actor lost, a model that cannot load)."""
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+_RAISED = re.compile(r"^(\w+(?:Error|Exception)): (.+)$", re.MULTILINE)
+
+
+def _first_line(exc: BaseException) -> str:
+    """One line for a Ray error: its type, and the error a remote traceback ended with (an
+    actor's ``RuntimeError: ...``) rather than Ray's framing of it."""
+    text = _ANSI.sub("", str(exc)).strip()
+    raised = [m for m in _RAISED.finditer(text) if m.group(1) != type(exc).__name__]
+    if raised:
+        return f"{type(exc).__name__}: {raised[-1].group(1)}: {raised[-1].group(2).strip()}"
+    return f"{type(exc).__name__}: {text.splitlines()[0]}" if text else type(exc).__name__
+
+
 def _result_of(ray: Any, ref: Any, spec: RepoSpec) -> FastPhase:
     """The task's result, or one whose ``error`` says why there is none."""
     try:
@@ -158,9 +184,8 @@ def _result_of(ray: Any, ref: Any, spec: RepoSpec) -> FastPhase:
         cause = exc.cause if exc.cause is not None else exc
         return FastPhase(spec.slug, str(spec.root), error=f"{type(cause).__name__}: {cause}")
     except ray.exceptions.RayError as exc:  # a node or worker lost more often than retried
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         return FastPhase(
-            spec.slug, str(spec.root), error=f"its worker was lost ({type(exc).__name__}: {first})"
+            spec.slug, str(spec.root), error=f"its worker was lost ({_first_line(exc)})"
         )
     return phase
 

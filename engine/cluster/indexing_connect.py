@@ -56,7 +56,12 @@ def connect(address: str) -> None:
         return
     if address != LOCAL:
         probe(address)  # before the second it takes to import Ray
-    import ray
+    try:
+        import ray
+    except ImportError:
+        raise UsageError(
+            "--cluster needs the cluster extra: pip install 'engine[cluster]'"
+        ) from None
 
     if address == LOCAL:
         ray.init(include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING)

@@ -188,9 +188,10 @@ def embed_on_cluster(
 ) -> EmbedStats:
     """Embed ``batches`` (each as one ``embed_documents`` call) with a pool of ``actors``;
     ``done(index, vectors)`` gets each batch's float32 ``[len(batch), dim]`` as it arrives."""
-    stats = EmbedStats(batches=len(batches), texts=sum(len(b) for b in batches), actors=actors)
     if not batches:
-        return stats
+        return EmbedStats(actors=0)
+    actors = min(actors, len(batches))  # an actor with no batch would only load the model
+    stats = EmbedStats(batches=len(batches), texts=sum(len(b) for b in batches), actors=actors)
     import ray
 
     # Ray Data warns about its own deprecated defaults on first use: nothing a user can act on.

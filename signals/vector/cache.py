@@ -106,6 +106,21 @@ class EmbeddingCache:
                     found[bytes(key)] = np.frombuffer(blob, dtype=np.float32)
         return found
 
+    def present(self, keys: Iterable[bytes]) -> set[bytes]:
+        """The keys among ``keys`` that have a vector, without reading the vectors (a cluster
+        build asks this of millions of texts at once)."""
+        found: set[bytes] = set()
+        unique = list(dict.fromkeys(keys))
+        for start in range(0, len(unique), _LOOKUP_BATCH):
+            part = unique[start : start + _LOOKUP_BATCH]
+            marks = ",".join("?" * len(part))
+            rows = self._db.execute(
+                f"SELECT key FROM vectors WHERE key IN ({marks}) AND length(vector) = ?",
+                [*part, self._dim * 4],
+            ).fetchall()
+            found.update(bytes(key) for (key,) in rows)
+        return found
+
     def put_many(self, keys: Sequence[bytes], vectors: FloatMatrix) -> None:
         """Store and commit; an existing entry for a key is kept (it holds the same vector)."""
         rows = [

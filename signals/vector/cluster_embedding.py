@@ -93,7 +93,7 @@ class ClusterVectorEmbedding:
         )
 
     def cached(self, keys: Iterable[bytes]) -> set[bytes]:
-        return set(self._cache.get_many(keys))
+        return self._cache.present(keys)
 
     def put(self, keys: Sequence[bytes], vectors: FloatMatrix) -> None:
         self._cache.put_many(keys, vectors)

@@ -59,3 +59,8 @@ def main(address: str, repos: Path, store: Path, home: Path, stage: str) -> None
 
 if __name__ == "__main__":
     main(sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3]), Path(sys.argv[4]), sys.argv[5])
+
+
+def broken_embedder(folder: Path | None, *, threads: int) -> HashingEmbedder:
+    """An actor's model that cannot load (a node missing a library, a damaged export)."""
+    raise RuntimeError("onnxruntime is not installed on this node")

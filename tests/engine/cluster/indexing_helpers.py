@@ -98,11 +98,24 @@ def build_local(home: Path, repos: Sequence[RepoSpec]) -> None:
 
 
 def build_cluster(
-    coordinator_home: Path, store: Path, repos: Sequence[RepoSpec], *, actors: int = 2
+    coordinator_home: Path,
+    store: Path,
+    repos: Sequence[RepoSpec],
+    *,
+    actors: int = 2,
+    repos_per_round: int | None = None,
 ) -> ClusterIndexReport:
     options = IndexOptions(home=coordinator_home)
     with fake_side(coordinator_home) as side:
-        return index_on_cluster(repos, store, registry.plugins(), options, side, actors=actors)
+        return index_on_cluster(
+            repos,
+            store,
+            registry.plugins(),
+            options,
+            side,
+            actors=actors,
+            repos_per_round=repos_per_round,
+        )
 
 
 def rows(generation: Path) -> dict[str, list[tuple[Any, ...]]]:

@@ -25,12 +25,18 @@ from tests.engine.cluster.indexing_helpers import (
 pytestmark = pytest.mark.slow
 
 
-def test_cluster_index_equals_local_index(ray_cluster3: SimulatedCluster, tmp_path: Path) -> None:
+@pytest.mark.parametrize("repos_per_round", [None, 2], ids=["one-round", "two-rounds"])
+def test_cluster_index_equals_local_index(
+    ray_cluster3: SimulatedCluster, tmp_path: Path, repos_per_round: int | None
+) -> None:
     repos = make_repos(tmp_path / "repos")
     build_local(tmp_path / "local", repos)
-    report = build_cluster(tmp_path / "coordinator", tmp_path / "store", repos)
+    report = build_cluster(
+        tmp_path / "coordinator", tmp_path / "store", repos, repos_per_round=repos_per_round
+    )
 
     assert not report.failed, report.failed
+    assert report.rounds == (1 if repos_per_round is None else 2)
     # The shared retry() is embedded once for the three repositories.
     assert report.embedded < sum(r.texts for r in report.repos)
     assert [r.embedded for r in report.repos][1:] == [r.texts - 1 for r in report.repos[1:]]

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.cluster.indexing import ClusterIndexReport, index_on_cluster
+from engine.cluster.indexing import ClusterIndexReport, EmbeddingFailed, index_on_cluster
 from engine.cluster.indexing_repos import RepoSpec
 from engine.index.generations import current_generation
 from engine.index.manifest import read_manifest
@@ -21,10 +21,11 @@ from engine.signal import IndexOptions
 from signals import registry
 from signals.vector.cluster_embedding import ClusterVectorEmbedding
 from tests.engine.cluster.conftest import SimulatedCluster
-from tests.engine.cluster.indexing_driver import SlowHashingEmbedder
+from tests.engine.cluster.indexing_driver import SlowHashingEmbedder, broken_embedder
 from tests.engine.cluster.indexing_helpers import (
     build_cluster,
     build_local,
+    fake_side,
     make_repos,
     published,
     rows,
@@ -194,3 +195,17 @@ def test_a_missing_repository_is_reported_and_the_others_published(
     assert "Traceback" not in failed.error
     assert assert_nothing_half_published(tmp_path / "store", repos) == [s.slug for s in repos]
     assert not (tmp_path / "store" / "repos" / "ghost").exists()
+
+
+def test_a_model_that_cannot_load_fails_the_round_with_nothing_published(
+    ray_cluster3: SimulatedCluster, tmp_path: Path
+) -> None:
+    repos = make_repos(tmp_path / "repos")
+    options = IndexOptions(home=tmp_path / "coordinator")
+    with fake_side(tmp_path / "coordinator") as side:
+        side.make_embedder = broken_embedder
+        with pytest.raises(EmbeddingFailed, match="the embedding job failed") as failed:
+            index_on_cluster(repos, tmp_path / "store", registry.plugins(), options, side)
+    assert "onnxruntime is not installed on this node" in str(failed.value)
+    assert assert_nothing_half_published(tmp_path / "store", repos) == []
+    assert not any((tmp_path / "store" / "staging").glob("*/*"))

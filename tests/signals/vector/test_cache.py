@@ -43,6 +43,15 @@ def test_many_keys_are_looked_up_in_several_statements(tmp_path: Path) -> None:
         assert len(cache.get_many(keys)) == 1234
 
 
+def test_present_names_the_cached_keys_as_get_many_finds_them(tmp_path: Path) -> None:
+    keys = [text_key(str(i)) for i in range(1234)]
+    with EmbeddingCache(tmp_path / "c.sqlite", "m", 4) as cache:
+        cache.put_many(keys[:1000], _vectors(1000, 4, 1))
+        # A row of the wrong size is absent for get_many, so for present too.
+        cache._db.execute("INSERT INTO vectors VALUES (?, ?)", (keys[1000], b"short"))
+        assert cache.present([*keys, *keys[:5]]) == set(keys[:1000]) == set(cache.get_many(keys))
+
+
 def test_concurrent_writers_do_not_corrupt_the_file(tmp_path: Path) -> None:
     path = tmp_path / "c.sqlite"
     EmbeddingCache(path, "m", 4).close()
