@@ -27,7 +27,7 @@ def test_query_cluster_answers_like_a_local_query_and_says_its_coverage(
 ) -> None:
     import ray
 
-    from engine.cluster.search_router import NAMESPACE
+    from engine.cluster.search_registry import NAMESPACE
 
     home = shared_home(tmp_path)
     repos = ",".join(SOURCES)

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.cluster.search_router import Router, _node_ids
+from engine.cluster.search_registry import alive_nodes
+from engine.cluster.search_router import Router
 from engine.search.searcher import clean_query
 from engine.types import SearchResponse
 from tests.engine.cluster.conftest import SimulatedCluster
@@ -117,7 +118,7 @@ def test_removing_a_node_moves_its_repositories_and_adding_one_hands_over(
     assert moved
     ray_cluster3.remove_node(victim)
     deadline = time.monotonic() + 60
-    while victim_id in _node_ids():
+    while victim_id in alive_nodes():
         assert time.monotonic() < deadline
         time.sleep(0.2)
     router.rebalance()
