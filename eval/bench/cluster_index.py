@@ -1,6 +1,7 @@
 """Cluster indexing's embedding job: throughput per actor, Ray Data's overhead, pool start.
 
     python -m eval.bench.cluster_index [--texts 384] [--models HOME] [--json]
+    python -m eval.bench.cluster_index --pipeline [--models HOME] [--static-models HOME]
 
 Real text: 40-line windows of the running interpreter's standard library (eval/bench/
 vector.py's ``stdlib_chunks``), made into the vector signal's documents and batched as the
@@ -27,6 +28,7 @@ import argparse
 import os
 import shutil
 import sys
+import sysconfig
 import tempfile
 import time
 from datetime import UTC, datetime
@@ -157,14 +159,97 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         shutil.rmtree(work, ignore_errors=True)
 
 
+PIPELINE_PACKAGES = ("json", "email", "http", "urllib", "xml/dom")
+
+
+def pipeline(args: argparse.Namespace) -> dict[str, Any]:
+    """The whole build of a few stdlib packages as repositories: locally, one after another
+    into one home (the fast tier first, then MiniLM), against ``engine index --cluster`` on a
+    local Ray instance with two CPUs and two actors; both with empty caches."""
+    import ray
+
+    from engine.cluster.indexing import index_on_cluster
+    from engine.cluster.indexing_repos import RepoSpec
+    from engine.index.home import Home
+    from engine.indexing.indexer import Indexer
+    from signals.registry import plugins
+
+    work = Path(tempfile.mkdtemp(prefix="bench-cluster-pipeline-"))
+    try:
+        stdlib = Path(sysconfig.get_paths()["stdlib"])
+        repos = []
+        for package in PIPELINE_PACKAGES:
+            target = work / "repos" / package.replace("/", "-")
+            shutil.copytree(stdlib / package, target, ignore=shutil.ignore_patterns("__pycache__"))
+            repos.append(RepoSpec(target.name, target))
+        local_home, coordinator = work / "local", work / "coordinator"
+        for home in (local_home, coordinator):
+            home.mkdir()
+            link_models(Path(args.models), home)
+        if args.static_models:  # only its static model: the exports are linked already
+            for folder in (Path(args.static_models) / "models").glob("static-*"):
+                shutil.copytree(folder, local_home / "models" / folder.name, copy_function=os.link)
+        load = os.getloadavg()
+        started = time.perf_counter()
+        indexer = Indexer(Home(local_home), plugins(), IndexOptions(home=local_home))
+        chunks = sum(indexer.index(spec.slug, spec.root).chunks for spec in repos)
+        local_s = time.perf_counter() - started
+        ray.init(
+            num_cpus=2,
+            include_dashboard=False,
+            log_to_driver=False,
+            runtime_env={"env_vars": {NODE_DISK_ENV: str(work / "disk")}},
+        )
+        try:
+            options = IndexOptions(home=coordinator)
+            started = time.perf_counter()
+            with ClusterVectorEmbedding(options) as side:
+                report = index_on_cluster(repos, work / "store", plugins(), options, side, actors=2)
+            cluster_s = time.perf_counter() - started
+        finally:
+            ray.shutdown()
+        (stats,) = report.embedding
+        return {
+            "date": datetime.now(UTC).isoformat(timespec="seconds"),
+            "load_before": [round(x, 2) for x in load],
+            "load_after": [round(x, 2) for x in os.getloadavg()],
+            "repos": [spec.slug for spec in repos],
+            "chunks": chunks,
+            "failed": [r.slug for r in report.failed],
+            "local_s": round(local_s, 1),
+            "cluster_s": round(cluster_s, 1),
+            "cluster_stage_s": {k: round(v, 1) for k, v in report.stage_seconds.items()},
+            "texts": report.texts,
+            "embedded": report.embedded,
+            "pool_start_s": round(stats.pool_start_s, 1),
+            "framework_share": round(stats.framework_share, 4),
+        }
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--texts", type=int, default=384, help="documents to embed per run")
     parser.add_argument(
         "--models", default="/work/bench/home", help="a home whose exported models to link"
     )
+    parser.add_argument(
+        "--pipeline",
+        action="store_true",
+        help="time a whole build of a few stdlib packages, local against cluster, instead",
+    )
+    parser.add_argument(
+        "--static-models",
+        help="with --pipeline: a home whose static model the local build's first tier links",
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
+    if args.pipeline:
+        import orjson
+
+        print(orjson.dumps(pipeline(args), option=orjson.OPT_INDENT_2).decode())
+        return
     report = run(args)
     if args.json:
         import orjson
