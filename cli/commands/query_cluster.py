@@ -121,6 +121,13 @@ class ClusterSearcher:
             router = self._router
         return router.search(repos, text, limit=limit, filters=filters)
 
+    def close(self) -> None:
+        """Stop this server's shard actors (they are detached and would keep serving)."""
+        with self._lock:
+            router, self._router = self._router, None
+        if router is not None:
+            router.close(stop_actors=True)
+
 
 def cluster_search(address: str, store: Path, deadline_ms: float) -> ClusterSearcher:
     return ClusterSearcher(address, store, deadline_ms)

@@ -59,3 +59,22 @@ def test_query_cluster_refuses_a_folder_without_indexes(
     )
     assert result.exit_code == 1
     assert "holds no indexes" in result.output
+
+
+def test_serve_cluster_search_answers_through_one_router(
+    ray_cluster3: SimulatedCluster, tmp_path: Path
+) -> None:
+    from cli.commands.query_cluster import cluster_search
+    from engine.types import Filters
+
+    home = shared_home(tmp_path, ["greeters", "parsers"])
+    search = cluster_search(ray_cluster3.address, home, 2000)
+    try:
+        first = search(["greeters", "parsers"], "parse_request", 5, Filters())
+        assert first.coverage is not None and first.coverage.full
+        assert first.results[0].symbol_name == "parse_request"
+        again = search(["greeters"], "greet", 5, Filters(languages=("python",)))
+        assert again.coverage is not None and again.coverage.full
+        assert again.results[0].repo == "greeters"
+    finally:
+        search.close()
