@@ -159,19 +159,22 @@ def index(
             ),
         )
         if cluster is not None:
-            from cli.commands.index_cluster import check_cluster_options, index_on_cluster
+            from cli.commands.index_cluster import check_cluster_options
 
             check_cluster_options(options, slug=slug, wait=wait)
+        registered = plugins()
+        for plugin in registered.values():  # a bad --model or --scip, before anything is written
+            if plugin.check_options is not None:
+                plugin.check_options(options)
+        if cluster is not None:
+            from cli.commands.index_cluster import index_on_cluster
+
             index_on_cluster(
                 cluster, path, cluster_store, options, as_json, actors, repos_per_round
             )
             return
         name = validate_slug(slug) if slug else slug_from_folder(path.resolve())
         progress = Progress()
-        registered = plugins()
-        for plugin in registered.values():  # a bad --model or --scip, before anything is written
-            if plugin.check_options is not None:
-                plugin.check_options(options)
         # Before the first text is sent (the builder's report repeats it in --json).
         shown = remote_notice(options)
         indexer = Indexer(run.home, registered, options, progress)

@@ -15,6 +15,10 @@ from tests.engine.cluster.conftest import SimulatedCluster
 from tests.engine.cluster.indexing_helpers import make_repos, rows
 from tests.fakes import fake_loader
 
+# Nothing listens there: a fast test whose check let the run through fails on connecting
+# instead of starting Ray in the test process.
+NOWHERE = "127.0.0.1:1"
+
 
 def run(*args: str, home: Path) -> tuple[int, str]:
     result = CliRunner().invoke(main, list(args), env={"ENGINE_HOME": str(home)})
@@ -38,7 +42,7 @@ def test_a_bad_list_file_is_a_clear_error(tmp_path: Path, lines: str, expected: 
         "index",
         str(listing),
         "--cluster",
-        "local",
+        NOWHERE,
         "--cluster-store",
         str(tmp_path / "s"),
         home=tmp_path / "home",
@@ -51,7 +55,7 @@ def test_a_missing_list_is_a_clear_error(tmp_path: Path) -> None:
         "index",
         str(tmp_path / "nope.txt"),
         "--cluster",
-        "local",
+        NOWHERE,
         "--cluster-store",
         str(tmp_path / "s"),
         home=tmp_path / "home",
@@ -76,16 +80,20 @@ def test_an_unreachable_address_is_a_clear_error(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("extra", "expected"),
     [
-        (["--cluster", "local"], "--cluster needs --cluster-store DIR"),
+        (["--cluster", NOWHERE], "--cluster needs --cluster-store DIR"),
         (["--cluster-store", "s"], "--cluster-store goes with --cluster"),
-        (["--cluster", "local", "--cluster-store", "s", "--name", "x"], "does not take --name"),
-        (["--cluster", "local", "--cluster-store", "s", "--vectors", "fast"], "--vectors fast"),
+        (["--cluster", NOWHERE, "--cluster-store", "s", "--name", "x"], "does not take --name"),
+        (["--cluster", NOWHERE, "--cluster-store", "s", "--vectors", "fast"], "--vectors fast"),
+        # The signals' own checks run too: a --model folder that holds no model.
+        (["--cluster", NOWHERE, "--cluster-store", "s", "--model", "EMPTY"], "--model: "),
     ],
 )
 def test_options_a_cluster_build_cannot_take(
     tmp_path: Path, extra: list[str], expected: str
 ) -> None:
     make_repos(tmp_path / "repos")
+    (tmp_path / "empty").mkdir()
+    extra = [str(tmp_path / "empty") if arg == "EMPTY" else arg for arg in extra]
     code, output = run("index", str(tmp_path / "repos"), *extra, home=tmp_path / "home")
     assert code == 1 and expected in output
 
