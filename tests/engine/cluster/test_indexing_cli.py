@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -21,9 +22,17 @@ NOWHERE = "127.0.0.1:1"
 
 
 def run(*args: str, home: Path) -> tuple[int, str]:
+    """The exit code and what was printed, stdout and stderr together (the error)."""
     result = CliRunner().invoke(main, list(args), env={"ENGINE_HOME": str(home)})
     assert "Traceback" not in result.output
     return result.exit_code, result.output
+
+
+def run_json(*args: str, home: Path) -> tuple[int, dict[str, Any]]:
+    """The exit code and the JSON on stdout (Ray Data logs to stderr)."""
+    result = CliRunner().invoke(main, [*args, "--json"], env={"ENGINE_HOME": str(home)})
+    assert "Traceback" not in result.output, result.output
+    return result.exit_code, json.loads(result.stdout)
 
 
 @pytest.mark.parametrize(
@@ -106,34 +115,30 @@ def test_a_folder_of_checkouts_indexed_from_the_cli(
     make_repos(tmp_path / "repos")
     (tmp_path / "repos" / "ghost-list.txt").write_text("")  # a file among the folders: skipped
     store = tmp_path / "store"
-    code, output = run(
+    code, report = run_json(
         "index",
         str(tmp_path / "repos"),
         "--cluster",
         ray_cluster3.address,
         "--cluster-store",
         str(store),
-        "--json",
         home=tmp_path / "home",
     )
-    assert code == 0, output
-    report = json.loads(output)
+    assert code == 0, report
     assert [r["slug"] for r in report["repos"]] == ["alpha", "beta", "gamma"]
     assert all(r["generation"] == "gen-000001" for r in report["repos"])
     assert rows(store / "repos" / "alpha" / "gen-000001")["chunks"]
 
     listing = tmp_path / "list.txt"
     listing.write_text("repos/alpha\nrepos/missing gone\n")
-    code, output = run(
+    code, report = run_json(
         "index",
         str(listing),
         "--cluster",
         ray_cluster3.address,
         "--cluster-store",
         str(store),
-        "--json",
         home=tmp_path / "home",
     )
-    report = json.loads(output)
     assert code == 1 and "gone: " in report["error"] and "does not exist" in report["error"]
     assert report["repos"][0]["generation"] == "gen-000002"
