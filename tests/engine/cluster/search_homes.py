@@ -24,6 +24,7 @@ from engine.signal import OpenOptions, Signal, SignalPlugin
 from engine.types import Hit, Query, QueryVector, Result, SearchResponse
 from signals.vector.query_vector import embed_query
 from tests.conftest import fake_plugins
+from tests.engine.cluster.conftest import SimulatedCluster
 
 SOURCES = {
     "greeters": {
@@ -140,3 +141,16 @@ def _key(r: Result) -> tuple[str, str, int, int, float]:
 def embedder(home: Path) -> partial[QueryVector]:
     """The router's embedder for ``home`` (a module-level function, bound)."""
     return partial(embed_query, home=home)
+
+
+def connected(cluster: SimulatedCluster) -> SimulatedCluster:
+    """``cluster`` with this process connected to it: a test using ``ray_local`` in the same
+    session (the session fixtures share one connection) may have switched it to a local
+    instance since the cluster started."""
+    import ray
+
+    if not ray.is_initialized() or ray.get_runtime_context().gcs_address != cluster.address:
+        if ray.is_initialized():
+            ray.shutdown()
+        ray.init(address=cluster.address, log_to_driver=False)
+    return cluster

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from cli.main import main
 from tests.engine.cluster.conftest import SimulatedCluster
-from tests.engine.cluster.search_homes import SOURCES, local_answer, shared_home
+from tests.engine.cluster.search_homes import SOURCES, connected, local_answer, shared_home
 
 pytestmark = pytest.mark.slow
 
@@ -25,6 +25,7 @@ def _query(*args: str) -> dict[str, object]:
 def test_query_cluster_answers_like_a_local_query_and_says_its_coverage(
     ray_cluster3: SimulatedCluster, tmp_path: Path
 ) -> None:
+    connected(ray_cluster3)
     import ray
 
     from engine.cluster.search_registry import NAMESPACE
@@ -53,6 +54,7 @@ def test_query_cluster_answers_like_a_local_query_and_says_its_coverage(
 def test_query_cluster_refuses_a_folder_without_indexes(
     ray_cluster3: SimulatedCluster, tmp_path: Path
 ) -> None:
+    connected(ray_cluster3)
     result = CliRunner().invoke(
         main,
         ["query", "--cluster", ray_cluster3.address, "--cluster-store", str(tmp_path), "a", "x"],
@@ -64,6 +66,7 @@ def test_query_cluster_refuses_a_folder_without_indexes(
 def test_serve_cluster_search_answers_through_one_router(
     ray_cluster3: SimulatedCluster, tmp_path: Path
 ) -> None:
+    connected(ray_cluster3)
     from cli.commands.query_cluster import cluster_search
     from engine.types import Filters
 

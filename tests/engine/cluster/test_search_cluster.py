@@ -22,6 +22,7 @@ from tests.engine.cluster.search_homes import (
     SLEEPY,
     SLOW_REPO,
     SOURCES,
+    connected,
     embedder,
     local_answer,
     ranking,
@@ -39,6 +40,7 @@ def home(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def router(ray_cluster3: SimulatedCluster, home: Path) -> Iterator[Router]:
+    connected(ray_cluster3)
     router = Router(home, slow_plugins, embedder(home), deadline_ms=2000)
     router.start(wait_s=120)
     yield router
@@ -107,6 +109,7 @@ def test_a_shard_killed_mid_query_gives_a_partial_answer_then_recovers(router: R
 def test_removing_a_node_moves_its_repositories_and_adding_one_hands_over(
     router: Router, ray_cluster3: SimulatedCluster, home: Path, tmp_path: Path
 ) -> None:
+    connected(ray_cluster3)
     repos = sorted(router.repos)
     head = ray_cluster3.nodes[0].node_id
     counts: dict[str, int] = {}
@@ -162,6 +165,7 @@ def test_memory_per_shard_actor(router: Router) -> None:
 def test_a_newer_generation_in_the_shared_folder_is_answered_from_soon(
     ray_cluster3: SimulatedCluster, tmp_path: Path
 ) -> None:
+    connected(ray_cluster3)
     from engine.index.home import Home
     from tests.engine.cluster.search_homes import index
 
@@ -187,6 +191,7 @@ def test_a_newer_generation_in_the_shared_folder_is_answered_from_soon(
 def test_a_repository_without_a_published_index_is_named_not_waited_for(
     ray_cluster3: SimulatedCluster, tmp_path: Path
 ) -> None:
+    connected(ray_cluster3)
     from engine.index.home import Home
 
     home = shared_home(tmp_path, ["greeters"])
