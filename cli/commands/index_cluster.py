@@ -47,7 +47,7 @@ def index_on_cluster(
     actors: int,
     repos_per_round: int | None,
 ) -> None:
-    from engine.cluster.indexing_connect import connect
+    from engine.cluster.connect import connect
     from engine.cluster.indexing_repos import read_repo_list
 
     if store is None:

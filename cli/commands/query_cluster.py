@@ -8,7 +8,6 @@ made here, the composition root, and handed to engine.cluster.search_router.
 
 from __future__ import annotations
 
-import logging
 import threading
 from collections.abc import Sequence
 from functools import partial
@@ -23,23 +22,9 @@ from engine.types import Filters, SearchResponse
 if TYPE_CHECKING:
     from engine.cluster.search_router import Router
 
-LOCAL = "local"  # --cluster local: a Ray instance on this machine
 # A first query waits for the shards to copy and open their indexes; later ones find them
 # loaded (the actors are detached and outlive this process).
 START_WAIT_S = 120.0
-
-
-def connect(address: str) -> None:
-    """Join the cluster at ``address`` (``local``: start Ray here). Ray reads its token
-    itself (README, "Tokens and security"): nothing here reads, prints or logs it."""
-    import ray
-
-    if ray.is_initialized():
-        return
-    if address == LOCAL:
-        ray.init(include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING)
-    else:
-        ray.init(address=address, log_to_driver=False, logging_level=logging.WARNING)
 
 
 def shared_store(store: Path | None, home: Home) -> Path:
@@ -57,7 +42,9 @@ def open_router(
     address: str, store: Path, repos: Sequence[str] | None, deadline_ms: float
 ) -> Router:
     """A started router over ``repos`` of ``store`` (every repository when None)."""
-    connect(address)
+    from engine.cluster.connect import connect
+
+    connect(address)  # probes the head first: an unreachable one is one sentence
     from engine.cluster.search_router import Router
     from signals import registry
     from signals.vector.query_vector import embed_query

@@ -1,4 +1,4 @@
-"""Joining the Ray cluster a build runs on, with a clear error when it cannot be reached.
+"""Joining a Ray cluster (to build or to search), with a clear error when it cannot be reached.
 
 ``ray.init(address=...)`` keeps retrying an unreachable head for minutes, printing warnings;
 a TCP probe of the head's port first turns that into one sentence. ``local`` starts a Ray
