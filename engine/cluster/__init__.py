@@ -6,3 +6,9 @@ imports this package; tests/cli/test_no_ray_locally.py guards it. It sits above 
 stage of engine and, like them, never imports `signals`, `cli` or `eval`: whoever starts a
 cluster job hands in the signal plugins and the embedder.
 """
+
+import os
+
+# Ray reports usage statistics to its authors by default when it starts a cluster; a
+# local-first engine starts none that does (the README tells `ray start` users the same flag).
+os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")

@@ -15,6 +15,8 @@ from typing import Any
 
 import pytest
 
+# Tests never touch the network: no usage statistics from the clusters they start.
+os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
 ray = pytest.importorskip("ray", reason="the cluster extra is not installed")
 
 NODE_DISK_ENV = "ENGINE_NODE_DISK"
