@@ -14,64 +14,21 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import overload
 
 from engine.errors import EngineError
 from engine.index.generations import MANIFEST, link_tree
 from engine.index.health import store_stamp
 from engine.index.manifest import Manifest, SignalState, read_manifest, write_manifest
 from engine.index.store import STORE_FILE, ChunkStore
+from engine.indexing.job_sources import StoreDefinitions, StoreSource
 from engine.signal import BuildJob, SignalBuilder
-from engine.types import Chunk, Definition
 
 
 class SlowSignalFailed(EngineError):
     """A slow signal could not be built on the coordinator; nothing was published."""
-
-
-class _Chunks:
-    """ChunkSource over every chunk of the store, held in memory in id order."""
-
-    def __init__(self, chunks: Sequence[Chunk]) -> None:
-        self._chunks = chunks
-        self._by_id = {c.id: c for c in chunks}
-
-    def chunks(self, ids: Sequence[int]) -> Mapping[int, Chunk]:
-        return {i: self._by_id[i] for i in ids if i in self._by_id}
-
-    def iter_chunks(self) -> Iterator[Chunk]:
-        return iter(self._chunks)
-
-    def chunk_count(self) -> int:
-        return len(self._chunks)
-
-
-class _Definitions(Sequence[Definition]):
-    """The store's definitions, read on first use (the vector builder never reads them)."""
-
-    def __init__(self, store: ChunkStore) -> None:
-        self._store = store
-        self._read: list[Definition] | None = None
-
-    def _all(self) -> list[Definition]:
-        if self._read is None:
-            self._read = self._store.definitions()
-        return self._read
-
-    @overload
-    def __getitem__(self, index: int) -> Definition: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> Sequence[Definition]: ...
-
-    def __getitem__(self, index: int | slice) -> Definition | Sequence[Definition]:
-        return self._all()[index]
-
-    def __len__(self) -> int:
-        return len(self._all())
 
 
 def finish_generation(fast: Path, generation: Path, builders: Sequence[SignalBuilder]) -> Manifest:
@@ -102,9 +59,9 @@ def finish_generation(fast: Path, generation: Path, builders: Sequence[SignalBui
                 added=chunks,
                 removed_ids=(),
                 removed_paths=(),
-                definitions=_Definitions(store),
+                definitions=StoreDefinitions(store),
                 changed_paths=paths,
-                source=_Chunks(chunks),
+                source=StoreSource(store, chunks),
             )
             started = time.perf_counter()
             built = builder.build(job)

@@ -16,12 +16,12 @@ import shutil
 import subprocess
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
-from typing import Any, overload
+from typing import Any
 
 from engine.chunking.chunker import CHUNKER_VERSION
 from engine.errors import BuildAborted, IndexCorrupt, IndexIncompatible, UsageError
@@ -42,6 +42,7 @@ from engine.index.write_failures import is_write_refused, write_failures_explain
 from engine.indexing.build_progress import PROGRESS_FILE, ProgressFile
 from engine.indexing.freshness import is_racy
 from engine.indexing.git_changes import GitSnapshot, Vouched, snapshot, vouched_since
+from engine.indexing.job_sources import StoreDefinitions, StoreSource
 from engine.indexing.parallel_chunking import ChunkedFile, FileTask, chunk_files
 from engine.indexing.streaming import Streams
 from engine.indexing.walk import MAX_FILE_BYTES, WalkedFile, walk
@@ -56,7 +57,7 @@ from engine.signal import (
     TieredBuilder,
     no_progress,
 )
-from engine.types import Chunk, Definition
+from engine.types import Chunk
 
 MAX_PROBLEMS = 200  # per-file problems kept in the manifest; the count is always complete
 INSERT_BATCH_CHUNKS = 2_000  # chunked files are written to the store in batches of about this
@@ -161,58 +162,6 @@ def _add_files(
             if name in streams:
                 continue  # the stream has them already
             changes.analyses.setdefault(name, {}).update(zip(ids, results, strict=False))
-
-
-class _StoreSource:
-    """ChunkSource over the store being built.
-
-    ``every_chunk``, when given, is the store's whole content in id order (an update that
-    built the store from empty still holds it): served from memory, not read back from SQLite.
-    """
-
-    def __init__(self, store: ChunkStore, every_chunk: Sequence[Chunk] | None = None) -> None:
-        self._store = store
-        self._every_chunk = every_chunk
-
-    def chunks(self, ids: Sequence[int]) -> Mapping[int, Chunk]:
-        return self._store.chunks(ids)
-
-    def iter_chunks(self) -> Any:
-        if self._every_chunk is not None:
-            return iter(self._every_chunk)
-        return self._store.iter_chunks()
-
-    def chunk_count(self) -> int:
-        return self._store.chunk_count()
-
-
-class _StoreDefinitions(Sequence[Definition]):
-    """Every definition in the store, read on first use: most builders never look at them,
-    and reading tens of thousands costs a noticeable share of a build."""
-
-    def __init__(self, store: ChunkStore) -> None:
-        self._store = store
-        self._read: list[Definition] | None = None
-
-    def _all(self) -> list[Definition]:
-        if self._read is None:
-            self._read = self._store.definitions()
-        return self._read
-
-    @overload
-    def __getitem__(self, index: int) -> Definition: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> Sequence[Definition]: ...
-
-    def __getitem__(self, index: int | slice) -> Definition | Sequence[Definition]:
-        return self._all()[index]
-
-    def __len__(self) -> int:
-        return len(self._all())
-
-    def __iter__(self) -> Iterator[Definition]:
-        return iter(self._all())
 
 
 def _attempt(run: Callable[[], BuildReport | None]) -> tuple[BuildReport | None, str]:
@@ -575,43 +524,6 @@ class Indexer:
         )
         return git.recorded_in(manifest) if git is not None else manifest
 
-    def _job(
-        self,
-        builder: SignalBuilder,
-        directory: Path,
-        entry: RepoEntry,
-        store: ChunkStore,
-        previous_dir: Path | None,
-        previous_state: SignalState,
-        changes: _Changes,
-    ) -> BuildJob:
-        incremental = (
-            previous_dir is not None
-            and previous_dir.is_dir()
-            and previous_state.ready
-            and previous_state.synced
-        )
-        every_chunk = changes.added if changes.complete else None
-        source = _StoreSource(store, every_chunk)
-
-        def progress(stage: str, done: int, total: int) -> None:
-            self.progress(stage, done, total)
-
-        return BuildJob(
-            repo_root=entry.root,
-            directory=directory,
-            previous_dir=previous_dir if incremental else None,
-            previous_meta=dict(previous_state.meta) if incremental else {},
-            added=changes.added if incremental else list(source.iter_chunks()),
-            removed_ids=changes.removed_ids if incremental else [],
-            removed_paths=changes.removed_paths if incremental else [],
-            definitions=_StoreDefinitions(store),
-            changed_paths=changes.changed_paths,
-            source=source,
-            progress=progress,
-            analyses=changes.analyses.get(builder.name, {}),
-        )
-
     def _new_job(
         self,
         builder: SignalBuilder,
@@ -625,14 +537,33 @@ class Indexer:
         """The job for ``builder`` in a new, empty folder of ``generation``."""
         directory = generation / builder.name
         directory.mkdir()
-        return self._job(
-            builder,
-            directory,
-            entry,
-            store,
-            previous / builder.name if previous else None,
-            manifest.signal(builder.name),
-            changes,
+        previous_dir = previous / builder.name if previous else None
+        previous_state = manifest.signal(builder.name)
+        incremental = (
+            previous_dir is not None
+            and previous_dir.is_dir()
+            and previous_state.ready
+            and previous_state.synced
+        )
+        every_chunk = changes.added if changes.complete else None
+        source = StoreSource(store, every_chunk)
+
+        def progress(stage: str, done: int, total: int) -> None:
+            self.progress(stage, done, total)
+
+        return BuildJob(
+            repo_root=entry.root,
+            directory=directory,
+            previous_dir=previous_dir if incremental else None,
+            previous_meta=dict(previous_state.meta) if incremental else {},
+            added=changes.added if incremental else list(source.iter_chunks()),
+            removed_ids=changes.removed_ids if incremental else [],
+            removed_paths=changes.removed_paths if incremental else [],
+            definitions=StoreDefinitions(store),
+            changed_paths=changes.changed_paths,
+            source=source,
+            progress=progress,
+            analyses=changes.analyses.get(builder.name, {}),
         )
 
     def _run_builders(
