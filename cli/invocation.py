@@ -15,6 +15,7 @@ import sys
 import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any, NoReturn
 
 import click
@@ -120,6 +121,40 @@ def _silence_stdout() -> None:
 
 def json_option(func: Callable[..., Any]) -> Callable[..., Any]:
     return click.option("--json", "as_json", is_flag=True, help="Print JSON on stdout.")(func)
+
+
+# engine.cluster.search_router.DEFAULT_DEADLINE_MS, spelled here so that the CLI's start
+# never imports engine.cluster (the local path loads nothing of it).
+DEFAULT_DEADLINE_MS = 500.0
+
+
+def cluster_options(cluster_help: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """``--cluster ADDRESS``, ``--cluster-store`` and ``--deadline-ms``: the options of a
+    command that can search through a Ray cluster (``cluster_help`` says what it sends)."""
+
+    def apply(func: Callable[..., Any]) -> Callable[..., Any]:
+        for option in reversed(
+            (
+                click.option("--cluster", "cluster", metavar="ADDRESS", help=cluster_help),
+                click.option(
+                    "--cluster-store",
+                    type=click.Path(file_okay=False, path_type=Path),
+                    help="With --cluster: the shared index folder the shards copy from "
+                    "(default $ENGINE_HOME).",
+                ),
+                click.option(
+                    "--deadline-ms",
+                    default=DEFAULT_DEADLINE_MS,
+                    show_default=True,
+                    type=click.FloatRange(1, 600_000),
+                    help="With --cluster: answer with the shards that answered by then.",
+                ),
+            )
+        ):
+            func = option(func)
+        return func
+
+    return apply
 
 
 def plugins() -> dict[str, SignalPlugin]:

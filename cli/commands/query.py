@@ -13,7 +13,14 @@ from pathlib import Path
 
 import click
 
-from cli.invocation import Invocation, errors_reported, json_option, plugins, signal_list
+from cli.invocation import (
+    Invocation,
+    cluster_options,
+    errors_reported,
+    json_option,
+    plugins,
+    signal_list,
+)
 from cli.output import dumps, print_response, response_json
 from engine.errors import EngineError, UsageError
 from engine.index.home import Home, validate_slug
@@ -91,24 +98,7 @@ def _query_target(home: Home, words: tuple[str, ...], all_repos: bool) -> tuple[
     help="Fit the answer into this many tokens: full code, then signatures, then locations.",
 )
 @click.option("--explain", is_flag=True, help="Show each signal's rank, score and latency.")
-@click.option(
-    "--cluster",
-    "cluster",
-    metavar="ADDRESS",
-    help="Search through the shards of a Ray cluster (HOST:PORT, auto, or local).",
-)
-@click.option(
-    "--cluster-store",
-    type=click.Path(file_okay=False, path_type=Path),
-    help="With --cluster: the shared index folder the shards copy from (default $ENGINE_HOME).",
-)
-@click.option(
-    "--deadline-ms",
-    default=500.0,
-    show_default=True,
-    type=click.FloatRange(1, 600_000),
-    help="With --cluster: answer with the shards that answered by then.",
-)
+@cluster_options("Search through the shards of a Ray cluster (HOST:PORT, auto, or local).")
 @json_option
 def query(
     words: tuple[str, ...],

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import click
 
+from cli.invocation import cluster_options
+
 
 @click.command()
 @click.option(
@@ -14,22 +16,8 @@ import click
     help="Do not reindex opened repositories when their files change (results from changed "
     "files are still marked moved or stale; the reindex tool updates on request).",
 )
-@click.option(
-    "--cluster",
-    metavar="ADDRESS",
-    help="Answer semanticSearch through the shards of a Ray cluster (HOST:PORT, auto, local).",
-)
-@click.option(
-    "--cluster-store",
-    type=click.Path(file_okay=False, path_type=Path),
-    help="With --cluster: the shared index folder the shards copy from (default $ENGINE_HOME).",
-)
-@click.option(
-    "--deadline-ms",
-    default=500.0,
-    show_default=True,
-    type=click.FloatRange(1, 600_000),
-    help="With --cluster: answer with the shards that answered by then.",
+@cluster_options(
+    "Answer semanticSearch through the shards of a Ray cluster (HOST:PORT, auto, local)."
 )
 def serve(
     no_watch: bool, cluster: str | None, cluster_store: Path | None, deadline_ms: float

@@ -36,3 +36,10 @@ def test_ray_instances_the_engine_starts_report_no_usage_statistics() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
     )
     assert out.stdout.strip() == "0"
+
+
+def test_the_cli_deadline_default_is_the_routers() -> None:
+    from cli.invocation import DEFAULT_DEADLINE_MS
+    from engine.cluster.search_router import DEFAULT_DEADLINE_MS as ROUTER_DEFAULT
+
+    assert DEFAULT_DEADLINE_MS == ROUTER_DEFAULT
