@@ -266,8 +266,9 @@ class Result:
 
 @dataclass(frozen=True, slots=True)
 class Coverage:
-    """How much of a cluster query was answered: shards that answered within the deadline
-    out of those asked, and the repositories whose shard did not (late, dead or loading)."""
+    """How much of a cluster query was answered: the repositories whose shard answered within
+    the deadline out of those asked (however shards group them), and the repositories not
+    searched (their shard late, dead or loading, or their index not open)."""
 
     answered: int
     asked: int

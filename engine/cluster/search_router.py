@@ -7,12 +7,16 @@ and handover). A query:
 1. is cleaned as the searcher cleans it, and embedded once per model the asked
    repositories' vector indexes were built with (``embed``: one local embedder per tier and
    precision, loaded once per process), so no shard holds a model;
-2. goes to the shard serving each asked repository, all at once;
+2. goes to the shards serving the asked repositories, all at once: one call per shard, so
+   one per group of repositories with compound shards (grouping.py), whatever their number;
 3. waits until its deadline (default 500 ms from the start of the query): a shard that is
-   late, dead or still loading does not fail the query; its repositories are named in a
-   warning and the answer's ``coverage`` counts the shards that answered out of those asked;
-4. is merged with ``engine.search.federation.merge``, the local federation's scoring, in the
-   order the repositories were asked: the same answer a local ``engine query a,b`` gives.
+   late, dead or still loading does not fail the query; its repositories (every asked one of
+   its group) are named in a warning, and the answer's ``coverage`` counts the repositories
+   that answered out of those asked (what the user asked for, however they were grouped);
+4. is merged as the local federation merges (each shard merged its own repositories with
+   ``engine.search.federation.merge``; search_merge.py has why merging those lists gives the
+   same answer), in the order the repositories were asked: the same answer a local ``engine
+   query a,b`` gives.
 """
 
 from __future__ import annotations
@@ -24,13 +28,14 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from engine.cluster.grouping import OWN_SHARD_CHUNKS
+from engine.cluster.search_merge import router_merge
 from engine.cluster.search_registry import NAMESPACE, NODES_EVERY_S, ShardRegistry, Slot
 from engine.cluster.search_shard import REFRESH_S, PluginsFactory, ShardAnswer, ShardRequest
 from engine.errors import UsageError
-from engine.search.federation import merge
 from engine.search.ranking.options import DEFAULT_RANKING, RankingOptions
 from engine.search.searcher import clean_query
-from engine.types import Coverage, Filters, QueryVector, SearchResponse
+from engine.types import Coverage, Filters, QueryVector, Result, SearchResponse
 
 DEFAULT_DEADLINE_MS = 500.0
 
@@ -53,6 +58,9 @@ class Router(ShardRegistry):
         nodes_every_s: float = NODES_EVERY_S,
         refresh_s: float = REFRESH_S,
         namespace: str = NAMESPACE,
+        compound: bool = True,
+        groups: int | None = None,
+        own_chunks: int = OWN_SHARD_CHUNKS,
     ) -> None:
         super().__init__(
             shared_home,
@@ -61,6 +69,9 @@ class Router(ShardRegistry):
             nodes_every_s=nodes_every_s,
             refresh_s=refresh_s,
             namespace=namespace,
+            compound=compound,
+            groups=groups,
+            own_chunks=own_chunks,
         )
         self.deadline_ms = deadline_ms
         self._embed = embed
@@ -99,20 +110,18 @@ class Router(ShardRegistry):
             self.rebalance()
         self.poll()
         missing: dict[str, str] = {}
-        groups: dict[int, tuple[Slot, list[str]]] = {}
-        unserved = 0  # repositories with no actor ready: each counts as a shard asked
+        shards: dict[int, tuple[Slot, list[str]]] = {}
         for repo in asked:
             slot = self.serving(repo)
             if slot is None:
                 missing[repo] = self.failure(repo) or "its shard is still loading"
-                unserved += 1
             else:
-                groups.setdefault(id(slot.actor), (slot, []))[1].append(repo)
+                shards.setdefault(id(slot.actor), (slot, []))[1].append(repo)
         embed_start = time.monotonic()
-        vectors = self._vectors(clean, [s for s, _ in groups.values()])
+        vectors = self._vectors(clean, shards.values())
         embed_ms = (time.monotonic() - embed_start) * 1000
         request = ShardRequest(
-            tuple(r for _, rs in groups.values() for r in rs),
+            tuple(r for _, rs in shards.values() for r in rs),
             clean,
             limit,
             vectors,
@@ -120,26 +129,24 @@ class Router(ShardRegistry):
             filters or Filters(),
             ranking or DEFAULT_RANKING,
             hits,
+            federated=len(asked) > 1,
         )
-        pending = self._dispatch(request, groups.values())
+        pending = self._dispatch(request, shards.values())
         wait_start = time.monotonic()
-        answers, slowest_ms = self._gather(pending, start + deadline_s, deadline_s, missing)
+        headers, results, slowest_ms = self._gather(
+            pending, start + deadline_s, deadline_s, missing
+        )
         wait_ms = (time.monotonic() - wait_start) * 1000
-        responses = [answers[r] for r in asked if r in answers]
         for repo in asked:
-            if repo not in answers and repo not in missing:
+            if repo not in headers and repo not in missing:
                 missing[repo] = "its shard did not answer"
-        shards_asked = len(groups) + unserved
-        shards_answered = sum(1 for _, rs in groups.values() if all(r in answers for r in rs))
-        if len(asked) == 1 and responses:
-            merged = responses[0]  # as a local query of one repository: no federation scaling
-        else:
-            merged = merge(responses, limit) if responses else SearchResponse(clean, [], [])
-        coverage = Coverage(shards_answered, shards_asked, tuple(r for r in asked if r in missing))
+        merged = router_merge(asked, headers, results, limit, clean)
+        answered = sum(1 for r in asked if r in headers)
+        coverage = Coverage(answered, len(asked), tuple(r for r in asked if r in missing))
         warnings = list(merged.warnings)
         if missing:
             warnings.append(
-                f"partial answer: {shards_answered} of {shards_asked} shards answered; not "
+                f"partial answer: {answered} of {len(asked)} repositories answered; not "
                 "searched: " + "; ".join(f"{r} ({why})" for r, why in missing.items() if r)
             )
         self.last_timing = {
@@ -147,6 +154,7 @@ class Router(ShardRegistry):
             "wait_ms": wait_ms,
             "slowest_shard_ms": slowest_ms,
             "total_ms": (time.monotonic() - start) * 1000,
+            "shards": float(len(shards)),
         }
         return replace(merged, query=clean, warnings=warnings, coverage=coverage)
 
@@ -158,14 +166,19 @@ class Router(ShardRegistry):
         the call, where ``ray.put`` once for every shard went through the object store and
         cost a single-repository query ~5 ms more (p50 8-10 ms over local against 3). What
         remains is Ray's own cost of an actor call, ~0.5 ms each here (cProfile, 16 shards):
-        the reason for compound shards (eval/bench/compound_shards.py)."""
+        the reason for compound shards (grouping.py), which make it one call per group."""
         return {slot.actor.search.remote(request, rs): (slot, rs) for slot, rs in groups}
 
-    def _vectors(self, clean: str, slots: Sequence[Slot]) -> tuple[QueryVector, ...]:
+    def _vectors(
+        self, clean: str, shards: Iterable[tuple[Slot, list[str]]]
+    ) -> tuple[QueryVector, ...]:
+        """The query embedded once per model the asked repositories' indexes were built with."""
         models: dict[str, Mapping[str, Any]] = {}
-        for slot in slots:
-            if slot.models:
-                models.setdefault(str(slot.models.get("model_id", "")), slot.models)
+        for slot, repos in shards:
+            for repo in repos:
+                model = slot.models.get(repo)
+                if model:
+                    models.setdefault(str(model.get("model_id", "")), model)
         return tuple(self._embed(model, clean) for model in models.values())
 
     def _gather(
@@ -174,14 +187,16 @@ class Router(ShardRegistry):
         end: float,
         deadline_s: float,
         missing: dict[str, str],
-    ) -> tuple[dict[str, SearchResponse], float]:
-        """The answers by repository, and the slowest answering shard's own search time."""
+    ) -> tuple[dict[str, SearchResponse], list[list[Result]], float]:
+        """The answering repositories' answers (without results), each answering shard's
+        merged results, and the slowest answering shard's own search time."""
         import ray
 
-        answers: dict[str, SearchResponse] = {}
+        headers: dict[str, SearchResponse] = {}
+        results: list[list[Result]] = []
         slowest_ms = 0.0
         if not pending:
-            return answers, slowest_ms
+            return headers, results, slowest_ms
         timeout = max(0.0, end - time.monotonic())
         done, late = ray.wait(list(pending), num_returns=len(pending), timeout=timeout)
         try:  # one call for every answer; only when one failed, one call per answer
@@ -197,7 +212,8 @@ class Router(ShardRegistry):
                 for repo in repos:
                     missing[repo] = f"its shard failed: {type(exc).__name__}"
                 continue
-            answers.update(answer.responses)
+            headers.update(answer.responses)
+            results.append(answer.results)
             slowest_ms = max(slowest_ms, answer.search_ms)
             for repo, why in answer.failures.items():
                 missing[repo] = why
@@ -207,4 +223,4 @@ class Router(ShardRegistry):
                 missing[repo] = f"its shard did not answer within {deadline_s * 1000:.0f} ms"
             with contextlib.suppress(Exception):  # best effort: its answer is ignored anyway
                 ray.cancel(ref)
-        return answers, slowest_ms
+        return headers, results, slowest_ms

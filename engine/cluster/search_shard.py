@@ -4,8 +4,10 @@ A Ray actor (the router makes it one with ``ray.remote``; this module does not i
 that copies each repository's published generation from the shared path to its node's disk
 (search_copies.py), opens it the way the CLI does (``open_index``) but without the embedding
 model (``OpenOptions.query_vectors``: the router embeds each query once and sends the
-vector), and answers a ``ShardRequest`` with one ``SearchResponse`` per repository asked,
-which the router merges exactly as local federation does.
+vector), and answers a ``ShardRequest`` for some of its repositories: it searches them one
+after another and merges them as local federation does (search_merge.py), so a compound
+shard (grouping.py: one actor for a group of repositories) sends one list of ``limit``
+results, which the router's merge turns into exactly the local federated answer.
 
 Newer generations: at most every ``refresh_s`` a query reads each shared CURRENT (a few
 bytes); a changed one is copied and opened on a background thread while the old generation
@@ -24,12 +26,13 @@ from pathlib import Path
 from typing import Any
 
 from engine.cluster.search_copies import copy_current, node_home, remove_copy, shared_pointer
+from engine.cluster.search_merge import shard_merge
 from engine.errors import EngineError
 from engine.index.home import Home
 from engine.index.opening import OpenIndex, open_index
 from engine.search.ranking.options import DEFAULT_RANKING, RankingOptions
 from engine.signal import OpenOptions, SignalPlugin
-from engine.types import VECTOR, Filters, QueryVector, SearchResponse
+from engine.types import VECTOR, Filters, QueryVector, Result, SearchResponse
 
 PluginsFactory = Callable[[], Mapping[str, SignalPlugin]]
 """``signals.registry.plugins`` (or a test's fake): a module-level function, which Ray
@@ -55,14 +58,22 @@ class ShardRequest:
     # latency, error and tier but no hits: ~150 hits per repository were most of what the
     # router unpickled (measured with cProfile: 16 shards, ~0.7 ms per answer).
     hits: bool = False
+    # The query asks more than one repository (of this shard or others): low-confidence
+    # answers are scaled as local federation scales them. False: one repository, as it is.
+    federated: bool = False
 
 
 @dataclass(frozen=True, slots=True)
 class ShardAnswer:
-    responses: dict[str, SearchResponse]  # by repository; absent when it could not answer
+    # By repository, without results (they are in ``results``); absent when it could not
+    # answer.
+    responses: dict[str, SearchResponse]
     failures: dict[str, str]  # repository -> why it did not answer
     models: dict[str, dict[str, Any]]  # repository -> its vector model meta, as now open
     search_ms: float  # time spent inside the shard, for the router's overhead figure
+    # The answering repositories' results merged as federation merges them, the best
+    # ``limit`` (search_merge.shard_merge).
+    results: list[Result] = field(default_factory=list)
 
 
 @dataclass
@@ -109,14 +120,20 @@ class ShardSearcher:
 
     # -- loading ---------------------------------------------------------------------------
 
-    def load(self) -> dict[str, dict[str, Any]]:
-        """Copy and open every repository; repository -> its vector model meta. A repository
-        that cannot be opened is left out (``failures`` says why) and tried again on the next
-        refresh."""
+    def load(self, repos: Sequence[str] = ()) -> dict[str, dict[str, Any]]:
+        """Serve ``repos`` too, then copy and open every repository; repository -> its vector
+        model meta. A repository that cannot be opened is left out (``failures`` says why)
+        and tried again on the next refresh. A router that finds this actor already running
+        (named, detached) gives the repositories it needs of it: another router may have
+        started it for fewer."""
+        with self._lock:
+            self._repos += [r for r in dict.fromkeys(repos) if r not in self._repos]
         if self._plugins is None:
             self._plugins = self._plugins_factory()
             self._local = node_home(self._disk)
-        for slug in self._repos:  # again (a router adopting this actor): only what moved
+        with self._lock:
+            serving = list(self._repos)
+        for slug in serving:  # again (a router adopting this actor): only what moved
             with self._lock:
                 opened = self._open.get(slug)
             if opened is None or opened.generation != shared_pointer(self._shared, slug):
@@ -199,7 +216,7 @@ class ShardSearcher:
         responses: dict[str, SearchResponse] = {}
         failures: dict[str, str] = {}
         models: dict[str, dict[str, Any]] = {}
-        for slug in request.repos:
+        for slug in request.repos:  # one after another: a group shares one core
             with self._lock:
                 opened = self._open.get(slug)
                 failure = self._failures.get(slug, "")
@@ -223,7 +240,9 @@ class ShardSearcher:
                     response = replace(response, runs=runs)
                 responses[slug] = response
             models[slug] = vector_model(opened.index)
-        return ShardAnswer(responses, failures, models, (time.perf_counter() - start) * 1000)
+        results, headers = shard_merge(responses, request.limit, federated=request.federated)
+        elapsed_ms = (time.perf_counter() - start) * 1000
+        return ShardAnswer(headers, failures, models, elapsed_ms, results)
 
     # -- observing -------------------------------------------------------------------------
 

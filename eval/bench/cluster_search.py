@@ -1,20 +1,22 @@
-"""Cluster search on this machine (issue 16): router overhead, federated query latency at 16
-shards, one repository through the cluster against the same search in-process, and the
-memory of a shard actor.
+"""Cluster search on this machine (issue 16): router overhead, federated query latency over
+16 repositories, one repository through the cluster against the same search in-process, and
+the memory of a shard actor; with compound shards (a group of repositories per actor, a group
+per CPU) and, for comparison, one actor per repository.
 
 It copies the ``--repos`` smallest published indexes of ``--source`` (read only; e.g. the
 semble-dev home) and its exported models into ``--work``, starts a simulated 3-node Ray
-cluster (one CPU per node, each node its own disk), starts one shard actor per repository
-and queries through the router, then searches the same indexes in this process for the
+cluster (one CPU per node, each node its own disk), and for each ``--mode`` starts the shard
+actors and queries through the router; it searches the same indexes in this process for the
 local figures. Every federated answer is compared with the local federated one.
 
     nice -n 5 .venv/bin/python -m eval.bench.cluster_search --source /work/bench/home \\
-        --work /tmp/cluster-search-bench
+        --work /tmp/cluster-search-bench [--mode compound|per-repository|both]
 
 Router overhead is the query's time in the router less the slowest shard's own search (so:
 embedding, dispatch, transport, waiting for a core and merging); it is also given without
-the embedding, as the router's own time (everything but waiting on the shards), and beside
-Ray's floor on this machine: the same fan-out to actors that do nothing.
+the embedding, and as the router's own time (everything but waiting on the shards), beside
+Ray's floor on this machine: the same fan-out to actors that do nothing. A shard actor's
+memory is given per actor (a compound one holds its group's indexes) and per repository.
 """
 
 from __future__ import annotations
@@ -97,17 +99,18 @@ def _ranking(response: Any) -> list[tuple[str, str, int, float]]:
     return [(r.repo, r.path, r.start_line, r.score) for r in response.results]
 
 
-def run(source: Path, work: Path, count: int, rounds: int) -> dict[str, Any]:
+MODES = {"compound": True, "per-repository": False}
+
+
+def run(source: Path, work: Path, count: int, rounds: int, modes: Sequence[str]) -> dict[str, Any]:
     import ray
     from ray.cluster_utils import Cluster
 
-    from engine.cluster.search_router import Router
     from engine.index.home import Home
     from engine.index.opening import open_index
     from engine.search.federation import search_all
     from engine.signal import OpenOptions
     from signals import registry
-    from signals.vector.query_vector import embed_query
 
     home, repos = prepare(source, work, count)
     disks = [work / f"node-{n}" for n in range(3)]
@@ -130,22 +133,67 @@ def run(source: Path, work: Path, count: int, rounds: int) -> dict[str, Any]:
     ray.init(address=cluster.address, log_to_driver=False)
     cluster_start_s = time.monotonic() - start
     out: dict[str, Any] = {"repos": repos, "cluster_start_s": round(cluster_start_s, 1)}
-    router = Router(home, registry.plugins, partial(embed_query, home=home), deadline_ms=5000)
+    opened = [open_index(Home(home), r, registry.plugins(), OpenOptions(home=home)) for r in repos]
+    try:
+        for text in QUERIES:  # warm the local path: page cache, sessions, first-call costs
+            search_all([partial(o.searcher.search, text) for o in opened], 10)
+        for mode in modes:
+            out[mode] = _measure(home, repos, opened, rounds, compound=MODES[mode])
+        out["bare_actor_memory_mib"] = _bare_actor_memory()
+        out["ray_fanout_trivial_actors_ms"] = {
+            n: _fanout(n, rounds * len(QUERIES)) for n in sorted({3, len(repos)})
+        }
+    finally:
+        for o in opened:
+            o.close()
+        ray.shutdown()
+        cluster.shutdown()
+    out["load_average"] = [round(x, 2) for x in os.getloadavg()]
+    return out
+
+
+def _measure(
+    home: Path, repos: list[str], opened: list[Any], rounds: int, *, compound: bool
+) -> dict[str, Any]:
+    """One router's figures: shards started, federated and single-repository queries against
+    the local ones, every shard actor's memory; its actors stopped at the end."""
+    import ray
+
+    from engine.cluster.search_router import Router
+    from engine.search.federation import search_all
+    from signals import registry
+    from signals.vector.query_vector import embed_query
+
+    out: dict[str, Any] = {}
+    router = Router(
+        home,
+        registry.plugins,
+        partial(embed_query, home=home),
+        deadline_ms=5000,
+        compound=compound,
+    )
     try:
         start = time.monotonic()
         router.start(wait_s=300)
         out["shards_start_s"] = round(time.monotonic() - start, 1)
-        out["placement"] = {
-            node[:8]: sum(1 for n in router.placement().values() if n == node)
-            for node in set(router.placement().values())
+        groups, owners = router.groups(), router.group_placement()
+        out["shards"] = len(groups)
+        out["repos_per_node"] = {
+            node[:8]: sum(len(groups[g]) for g, n in owners.items() if n == node)
+            for node in sorted(set(owners.values()))
         }
-        opened = [
-            open_index(Home(home), r, registry.plugins(), OpenOptions(home=home)) for r in repos
-        ]
-        for text in QUERIES:  # warm both paths: page cache, sessions, first-call costs
+        out["repos_per_shard"] = sorted((len(m) for m in groups.values()), reverse=True)
+        for text in QUERIES:  # warm
             router.search(repos, text)
-            search_all([partial(o.searcher.search, text) for o in opened], 10)
-        total, overhead, overhead_no_embed, embed, local_fed, own = [], [], [], [], [], []
+        total, overhead, overhead_no_embed, embed, local_fed, own, calls = (
+            [],
+            [],
+            [],
+            [],
+            [],
+            [],
+            [],
+        )
         equal = full = 0
         for _ in range(rounds):
             for text in QUERIES:
@@ -153,6 +201,7 @@ def run(source: Path, work: Path, count: int, rounds: int) -> dict[str, Any]:
                 timing = router.last_timing
                 total.append(timing["total_ms"])
                 embed.append(timing["embed_ms"])
+                calls.append(timing["shards"])
                 own.append(timing["total_ms"] - timing["wait_ms"])
                 overhead.append(timing["total_ms"] - timing["slowest_shard_ms"])
                 overhead_no_embed.append(
@@ -164,13 +213,13 @@ def run(source: Path, work: Path, count: int, rounds: int) -> dict[str, Any]:
                 local_fed.append((time.perf_counter() - t) * 1000)
                 equal += _ranking(local) == _ranking(response)
         out["federated"] = {
-            "shards": len(repos),
+            "repos": len(repos),
+            "shard_calls_per_query": max(calls),
             "total_ms": _summary(total),
             "router_overhead_ms": _summary(overhead),
             "router_overhead_without_embedding_ms": _summary(overhead_no_embed),
             "embed_ms": _summary(embed),
             "router_own_ms": _summary(own),
-            "ray_fanout_16_trivial_actors_ms": _fanout(len(repos), rounds * len(QUERIES)),
             "local_federated_ms": _summary(local_fed),
             "full_coverage": f"{full}/{len(total)}",
             "equal_to_local": f"{equal}/{len(total)}",
@@ -195,25 +244,30 @@ def run(source: Path, work: Path, count: int, rounds: int) -> dict[str, Any]:
                 ),
             }
         out["single"] = single
-        memories = []
-        for repo in repos:
-            actor = router.actors(repo)[router.placement()[repo]]
-            memories.append(ray.get(actor.memory.remote()))
+        actors = []
+        for group, members in groups.items():
+            actor = router.actors(members[0])[owners[group]]
+            memory = ray.get(actor.memory.remote())
+            actors.append({"repos": len(members), **memory})
         out["shard_memory_mib"] = {
             key: {
-                "median": round(statistics.median(m[key] for m in memories) / 2**20, 1),
-                "max": round(max(m[key] for m in memories) / 2**20, 1),
+                "median": round(statistics.median(m[key] for m in actors) / 2**20, 1),
+                "max": round(max(m[key] for m in actors) / 2**20, 1),
             }
             for key in ("rss", "uss", "index_bytes")
         }
-        out["bare_actor_memory_mib"] = _bare_actor_memory()
-        for o in opened:
-            o.close()
+        out["shard_memory_per_actor_mib"] = [
+            {
+                "repos": m["repos"],
+                "uss": round(m["uss"] / 2**20, 1),
+                "index": round(m["index_bytes"] / 2**20, 1),
+                "uss_less_index": round((m["uss"] - m["index_bytes"]) / 2**20, 1),
+            }
+            for m in sorted(actors, key=lambda m: -m["repos"])
+        ]
+        out["uss_per_repository_mib"] = round(sum(m["uss"] for m in actors) / len(repos) / 2**20, 1)
     finally:
         router.close(stop_actors=True)
-        ray.shutdown()
-        cluster.shutdown()
-    out["load_average"] = [round(x, 2) for x in os.getloadavg()]
     return out
 
 
@@ -264,11 +318,19 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--work", type=Path, required=True, help="a scratch folder")
     parser.add_argument("--repos", type=int, default=16)
     parser.add_argument("--rounds", type=int, default=3, help="passes over the query set")
+    parser.add_argument(
+        "--mode",
+        choices=[*MODES, "both"],
+        default="both",
+        help="shard actors: one per group "
+        "of repositories (compound), one per repository, or each in turn on one cluster",
+    )
     parser.add_argument("--out", type=Path, help="also write the JSON here (Ray's raylets "
                         "may print warnings on stdout)")  # fmt: skip
     args = parser.parse_args(argv)
     load_before = [round(x, 2) for x in os.getloadavg()]
-    result = run(args.source, args.work, args.repos, args.rounds)
+    modes = list(MODES) if args.mode == "both" else [args.mode]
+    result = run(args.source, args.work, args.repos, args.rounds, modes)
     result["load_average_before"] = load_before
     result["date"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     text = json.dumps(result, indent=2)

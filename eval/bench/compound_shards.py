@@ -1,6 +1,23 @@
-"""Compound shards for thousands of small repositories: a design, and a simulation of it.
+"""Compound shards for thousands of small repositories: the design, and a simulation of it.
 
-The problem. Cluster search starts one shard actor per repository (engine/cluster/
+Built (engine/cluster/grouping.py, search_registry.py, search_merge.py; measured in
+BENCHMARKS.md "Cluster search"), as the first variant below, with these differences from the
+design as written:
+
+- The groups are a fixed set for a router's life, ``g0`` ... ``g{G-1}`` with G the cluster's
+  CPUs when the router starts (not the sqrt(R*w/b) balance the model below picks), and a
+  repository's group is the rendezvous winner among those names, so it depends on its name
+  and G only: routers over different lists of repositories share the same actors. The groups
+  are then placed on nodes by rendezvous capped at each node's share by CPUs (placement.py's
+  ``place_bounded``), which gives every node about its CPUs in groups; a node joining or
+  leaving moves whole groups (and, the caps moving, a few more), with the handover as before.
+- Coverage counts repositories (what the user asked for), not groups; the warning names every
+  asked repository of a shard that did not answer.
+- A repository whose index cannot be opened does not hold its group back: the actor answers
+  for the others, names it, and opens it once it can.
+- The merged index per group (the second variant) is not built.
+
+The problem. Cluster search started one shard actor per repository (engine/cluster/
 search_router.py). A query over R repositories is then R actor calls: the router pays a
 dispatch and a result transfer per call, and the cluster pays a Python process (~100+ MiB
 resident, measured in BENCHMARKS.md) per repository. For an organisation's 5,000 small

@@ -49,7 +49,7 @@ class SearchResult(Lines):
 
 
 class Coverage(Out):
-    answered: int = Field(description="Shards that answered within the deadline.")
+    answered: int = Field(description="Repositories searched within the deadline.")
     asked: int
     missing: list[str] = Field(description="Repositories whose shard did not answer.")
 

@@ -26,7 +26,7 @@ def test_semantic_search_answers_through_the_cluster(tmp_path: Path) -> None:
             text,
             [result],
             [],
-            ["partial answer: 1 of 2 shards answered; not searched: b (its shard failed)"],
+            ["partial answer: 1 of 2 repositories answered; not searched: b (its shard failed)"],
             coverage=Coverage(1, 2, ("b",)),
         )
 

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engine.cluster.placement import moves, owner, place, ranked_nodes, weight
+from engine.cluster.placement import moves, owner, place, place_bounded, ranked_nodes, weight
 
 REPOS = [f"repo-{i}" for i in range(600)]
 NODES = ["node-a", "node-b", "node-c"]
@@ -65,3 +65,42 @@ def test_owner_is_the_first_ranked_and_survives_removing_any_other(
         assert first == ranked_nodes(repo, nodes)[0]
         for gone in nodes - {first}:
             assert owner(repo, nodes - {gone}) == first
+
+
+GROUPS = [f"g{i}" for i in range(48)]
+
+
+def test_bounded_placement_gives_each_node_its_share_by_cpus() -> None:
+    cpus = {"node-a": 1.0, "node-b": 2.0, "node-c": 1.0}
+    placed = place_bounded(GROUPS, cpus)
+    assert set(placed) == set(GROUPS)
+    counts = {node: list(placed.values()).count(node) for node in cpus}
+    assert counts == {"node-a": 12, "node-b": 24, "node-c": 12}
+    assert place_bounded(GROUPS, dict(reversed(cpus.items()))) == placed
+    # Three groups on three one-CPU nodes: one each (rendezvous alone often doubles up).
+    assert sorted(place_bounded(["g0", "g1", "g2"], dict.fromkeys(NODES, 1.0)).values()) == NODES
+
+
+def test_bounded_placement_of_a_node_without_cpus() -> None:
+    assert set(place_bounded(GROUPS, {"head": 0.0, "node-a": 2.0}).values()) == {"node-a"}
+    assert set(place_bounded(GROUPS, {"head": 0.0, "node-a": 0.0}).values()) == {"head", "node-a"}
+    assert place_bounded(GROUPS, {}) == {}
+
+
+@given(
+    st.sets(names, min_size=1, max_size=40),
+    st.dictionaries(names, st.integers(0, 8), min_size=2, max_size=6),
+)
+def test_bounded_placement_respects_every_cap_and_a_removed_node_keeps_nothing(
+    groups: set[str], cpus: dict[str, int]
+) -> None:
+    placed = place_bounded(groups, cpus)
+    assert set(placed) == groups and set(placed.values()) <= set(cpus)
+    total = sum(cpus.values())
+    for node, cores in cpus.items():
+        held = sum(1 for n in placed.values() if n == node)
+        if total:
+            assert held <= -(-len(groups) * cores // total)
+    gone = max(cpus, key=lambda n: (cpus[n], n))
+    after = place_bounded(groups, {n: c for n, c in cpus.items() if n != gone})
+    assert gone not in after.values() and set(after) == groups
