@@ -31,7 +31,13 @@ from typing import Any
 from engine.cluster.grouping import OWN_SHARD_CHUNKS
 from engine.cluster.search_merge import router_merge
 from engine.cluster.search_registry import NAMESPACE, NODES_EVERY_S, ShardRegistry, Slot
-from engine.cluster.search_shard import REFRESH_S, PluginsFactory, ShardAnswer, ShardRequest
+from engine.cluster.search_shard import (
+    REFRESH_S,
+    PluginsFactory,
+    ShardAnswer,
+    ShardRequest,
+    pack_request,
+)
 from engine.errors import UsageError
 from engine.search.ranking.options import DEFAULT_RANKING, RankingOptions
 from engine.search.searcher import clean_query
@@ -162,12 +168,14 @@ class Router(ShardRegistry):
     def _dispatch(
         request: ShardRequest, groups: Iterable[tuple[Slot, list[str]]]
     ) -> dict[Any, tuple[Slot, list[str]]]:
-        """One call per shard, the request passed by value: Ray inlines a small argument in
-        the call, where ``ray.put`` once for every shard went through the object store and
-        cost a single-repository query ~5 ms more (p50 8-10 ms over local against 3). What
-        remains is Ray's own cost of an actor call, ~0.5 ms each here (cProfile, 16 shards):
-        the reason for compound shards (grouping.py), which make it one call per group."""
-        return {slot.actor.search.remote(request, rs): (slot, rs) for slot, rs in groups}
+        """One call per shard, the request passed by value, pickled once for all: Ray
+        inlines a small argument in the call, where ``ray.put`` once for every shard went
+        through the object store and cost a single-repository query ~5 ms more (p50 8-10 ms
+        over local against 3). What remains is Ray's own cost of an actor call, ~0.5 ms each
+        here (cProfile, 16 shards): the reason for compound shards (grouping.py), which make
+        it one call per group."""
+        payload = pack_request(request)
+        return {slot.actor.search.remote(payload, rs): (slot, rs) for slot, rs in groups}
 
     def _vectors(
         self, clean: str, shards: Iterable[tuple[Slot, list[str]]]

@@ -18,6 +18,7 @@ still be using it) and its local copy removed.
 from __future__ import annotations
 
 import os
+import pickle
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -27,6 +28,14 @@ from typing import Any
 
 from engine.cluster.search_copies import copy_current, node_home, remove_copy, shared_pointer
 from engine.cluster.search_merge import shard_merge
+from engine.cluster.search_wire import (
+    PackedResponse,
+    PackedResult,
+    pack_response,
+    pack_results,
+    unpack_response,
+    unpack_results,
+)
 from engine.errors import EngineError
 from engine.index.home import Home
 from engine.index.opening import OpenIndex, open_index
@@ -54,26 +63,44 @@ class ShardRequest:
     signals: tuple[str, ...] | None = None
     filters: Filters = field(default_factory=Filters)
     ranking: RankingOptions = DEFAULT_RANKING
-    # Send each signal's ranked hits back (for --explain). Without, a run keeps its signal,
-    # latency, error and tier but no hits: ~150 hits per repository were most of what the
-    # router unpickled (measured with cProfile: 16 shards, ~0.7 ms per answer).
+    # Send each signal's ranked hits back, and each result's contributions and ranking
+    # adjustments (for --explain). Without, a run keeps its signal, latency, error and tier
+    # but no hits, and a result no explanation: ~150 hits per repository were most of what
+    # the router unpickled (measured with cProfile: 16 shards, ~0.7 ms per answer), and a
+    # result's explanation is five more dataclasses to pickle and unpickle.
     hits: bool = False
     # The query asks more than one repository (of this shard or others): low-confidence
     # answers are scaled as local federation scales them. False: one repository, as it is.
     federated: bool = False
 
 
+def pack_request(request: ShardRequest) -> bytes:
+    """The request pickled once, for every shard it goes to (Ray would pickle it per call)."""
+    return pickle.dumps(request, protocol=pickle.HIGHEST_PROTOCOL)
+
+
 @dataclass(frozen=True, slots=True)
 class ShardAnswer:
-    # By repository, without results (they are in ``results``); absent when it could not
-    # answer.
-    responses: dict[str, SearchResponse]
+    """As sent: answers and results as tuples (search_wire.py); ``headers`` and ``results``
+    build them again."""
+
+    # By repository, without results (they are in ``packed_results``); absent when it could
+    # not answer.
+    packed_responses: dict[str, PackedResponse]
     failures: dict[str, str]  # repository -> why it did not answer
     models: dict[str, dict[str, Any]]  # repository -> its vector model meta, as now open
     search_ms: float  # time spent inside the shard, for the router's overhead figure
     # The answering repositories' results merged as federation merges them, the best
     # ``limit`` (search_merge.shard_merge).
-    results: list[Result] = field(default_factory=list)
+    packed_results: list[PackedResult] = field(default_factory=list)
+
+    @property
+    def responses(self) -> dict[str, SearchResponse]:
+        return {repo: unpack_response(p) for repo, p in self.packed_responses.items()}
+
+    @property
+    def results(self) -> list[Result]:
+        return unpack_results(self.packed_results)
 
 
 @dataclass
@@ -205,10 +232,16 @@ class ShardSearcher:
 
     # -- answering -------------------------------------------------------------------------
 
-    def search(self, request: ShardRequest, repos: Sequence[str] | None = None) -> ShardAnswer:
-        """``repos``: which of the request's repositories to search, when the router sends
-        one request (put in the object store once) to every shard."""
+    def search(
+        self, request: ShardRequest | bytes, repos: Sequence[str] | None = None
+    ) -> ShardAnswer:
+        """``request``: as is, or ``pack_request``-ed (the router's one pickling for every
+        shard: it and the shards are one trust domain, as Ray's own pickled calls are);
+        ``repos``: which of its repositories to search here."""
         start = time.perf_counter()
+        if isinstance(request, bytes):
+            request = pickle.loads(request)
+            assert isinstance(request, ShardRequest)
         if repos is not None:
             request = replace(request, repos=tuple(repos))
         if time.monotonic() - self._checked_at >= self._refresh_s:
@@ -237,12 +270,16 @@ class ShardSearcher:
             else:
                 if not request.hits:
                     runs = [replace(run, hits=[]) for run in response.runs]
-                    response = replace(response, runs=runs)
+                    results = [
+                        replace(r, contributions=(), adjustments=()) for r in response.results
+                    ]
+                    response = replace(response, runs=runs, results=results)
                 responses[slug] = response
             models[slug] = vector_model(opened.index)
         results, headers = shard_merge(responses, request.limit, federated=request.federated)
+        packed = {repo: pack_response(header) for repo, header in headers.items()}
         elapsed_ms = (time.perf_counter() - start) * 1000
-        return ShardAnswer(headers, failures, models, elapsed_ms, results)
+        return ShardAnswer(packed, failures, models, elapsed_ms, pack_results(results))
 
     # -- observing -------------------------------------------------------------------------
 
