@@ -21,13 +21,16 @@ from engine.chunking.grammars import Grammar, grammar_for
 from engine.chunking.layout import layout_chunks
 from engine.chunking.markdown import markdown_chunks
 from engine.chunking.parsing import parse
+from engine.chunking.rust_macros import macro_items
 from engine.chunking.windows import text_windows
 from engine.types import Definition, FileChunks
 
 __all__ = ["CHUNKER_VERSION", "MAX_LINE_CHARS", "chunk_file", "split_lines"]
 
 # Bump whenever the chunks produced for the same input change: stored chunks are rebuilt.
-CHUNKER_VERSION = 2  # 2: a member's chunk ends at its own last line (issue 17)
+# 2: a member's chunk ends at its own last line (issue 17); 3: Rust items inside item-level
+# macro bodies and `macro_rules!` definitions (issue 18)
+CHUNKER_VERSION = 3
 
 # A line longer than this marks minified or generated code: the file gets line windows.
 MAX_LINE_CHARS = 10_000
@@ -59,6 +62,8 @@ def _syntax_chunks(
     if tree is None or too_costly_to_query(tree):
         return FileChunks(text_windows(path, language, lines), [])
     found = find_definitions(tree, data, grammar, len(lines))
+    if language == "rust":
+        found += macro_items(tree.root_node, data, grammar, len(lines), offset=len(found))
     chunks = layout_chunks(path, language, lines, found, tree.root_node)
     definitions = [
         Definition(

@@ -144,7 +144,7 @@ _GRAMMARS: dict[str, Grammar] = {
     "rust": Grammar(
         "rust",
         "[(function_item) (function_signature_item) (struct_item) (union_item) (enum_item)"
-        " (trait_item) (impl_item) (mod_item)] @def"
+        " (trait_item) (impl_item) (mod_item) (macro_definition)] @def"
         " [(line_comment) (block_comment) (attribute_item)] @lead",
         {
             "function_item": _fn(),
@@ -155,6 +155,7 @@ _GRAMMARS: dict[str, Grammar] = {
             "trait_item": _TRAIT,
             "impl_item": NodeRule("impl", names.rust_impl, container=True),
             "mod_item": NodeRule(names.with_body("module"), container=True),
+            "macro_definition": _fn(),  # `macro_rules! select`: called like a function
         },
     ),
     "java": Grammar(
