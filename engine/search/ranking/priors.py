@@ -14,9 +14,13 @@ from typing import Literal
 from engine.search.ranking.options import RankingOptions
 from engine.types import Result
 
+# A ``test_`` prefix names a test file only where the test runner says so (pytest, Ruby's
+# test-unit and minitest): bats-core's lib/bats-core/test_functions.bash is the framework
+# itself, abseil's absl/log/internal/test_helpers.cc is support code, not a test.
 _TEST_PATH = re.compile(
     r"(^|/)(tests?|__tests__|spec|specs|testing|testdata|fixtures?)/"
-    r"|(^|/)test_[^/]*$|_test\.[a-z]+$|\.(test|spec)\.[a-z]+$|_spec\.rb$|(^|/)conftest\.py$"
+    r"|(^|/)test_[^/]*\.(py|rb)$|_test\.[a-z]+$|\.(test|spec)\.[a-z]+$|_spec\.rb$"
+    r"|(^|/)conftest\.py$"
 )
 _GENERATED_PATH = re.compile(
     r"_pb2(_grpc)?\.pyi?$|\.pb\.go$|\.pb\.(cc|h)$|\.g\.dart$|(^|/)generated/|\.generated\.[a-z]+$"

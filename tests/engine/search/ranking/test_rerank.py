@@ -27,6 +27,10 @@ def test_path_priors() -> None:
     for generated in ("api/service_pb2.py", "x/y.pb.go", "vendor/lib/a.go"):
         assert path_prior(generated, options)[1] == "generated-or-vendored"
     assert path_prior("tests/test_app.py", RankingOptions(include_tests=True)) == (1.0, "")
+    assert path_prior("lib/test_app.rb", options)[1] == "test"  # test-unit, minitest
+    # A test_ prefix outside Python and Ruby is no test convention: a test framework's code.
+    assert path_prior("lib/bats-core/test_functions.bash", options) == (1.0, "")
+    assert path_prior("absl/log/internal/test_helpers.cc", options) == (1.0, "")
 
 
 def test_test_files_rank_below_implementation() -> None:
