@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from engine.chunking.grammars import Grammar, NodeRule
-from engine.chunking.naming import node_text
+from engine.chunking.naming import NameMatch, node_text
 from engine.chunking.parsing import query_for
 from engine.types import DefinitionKind
 
@@ -124,6 +124,7 @@ def find_definitions(
     ends: list[int] = []  # end_byte of each found definition, for the nesting stack
     stack: list[int] = []  # indices into found: the chain of enclosing definitions
     last_end_by_parent: dict[int, int] = {}
+    last_by_parent: dict[int, int] = {}  # index of each scope's latest definition
     seen: set[int] = set()
     for node in nodes:
         node_id = node.id
@@ -164,6 +165,12 @@ def find_definitions(
         )
         end_line = max(start_line, min(last, line_count))
         last_end_by_parent[parent_index] = end_line
+        if grammar.clauses and _next_clause(found, last_by_parent.get(parent_index), node, match):
+            previous = last_by_parent[parent_index]
+            found[previous].end_line = end_line
+            ends[previous] = end_byte
+            stack.append(previous)  # what the new equation's `where` defines nests in it
+            continue
 
         parts = [parent.qualified_name] if parent is not None else []
         parts += match.scope
@@ -212,7 +219,21 @@ def find_definitions(
         )
         ends.append(end_byte)
         stack.append(len(found) - 1)
+        last_by_parent[parent_index] = len(found) - 1
     return found
+
+
+def _next_clause(
+    found: list[FoundDefinition], previous: int | None, node: Node, match: NameMatch
+) -> bool:
+    """Whether ``node`` is a further equation of the scope's latest definition."""
+    if previous is None:
+        return False
+    last = found[previous]
+    if last.name != match.text or last.rule.container:
+        return False
+    # A class method's type signature followed by its default equations is one definition.
+    return last.node.type == node.type or last.rule.declaration_only
 
 
 def _index_wrappers(nodes: list[Node], grammar: Grammar) -> dict[int, Node]:
@@ -336,14 +357,16 @@ def _dedent(text: str) -> str:
     return "\n".join(cleaned).strip("\n").strip()
 
 
-_COMMENT_OPEN = re.compile(r"^\s*(?:/\*+!?|///?!?|#+|--\[=*\[|-{2,}|\*+(?!/)|=begin\b)\s?")
+_COMMENT_OPEN = re.compile(
+    r"^\s*(?:/\*+!?|///?!?|#+|--\[=*\[|-{2,}(?:\s?[|^](?=\s))?|\*+(?!/)|=begin\b)\s?"
+)
 _COMMENT_CLOSE = re.compile(r"\s*(?:\*+/|\]=*\]|^=end\b.*)\s*$")
 
 
 def _comment_text(comments: list[Node], data: bytes) -> str:
     lines: list[str] = []
     for comment in comments:
-        if "comment" not in comment.type:
+        if "comment" not in comment.type and comment.type != "haddock":
             continue  # attributes and decorators are not documentation
         for line in node_text(data, comment).split("\n"):
             line = _COMMENT_CLOSE.sub("", _COMMENT_OPEN.sub("", line, count=1))

@@ -37,6 +37,9 @@ class Grammar:
     # recognised when the definition is their last named child; True: only when it is their
     # sole named child (`const f = ...` but not `const a = 1, f = ...`).
     wrappers: dict[str, bool] = field(default_factory=dict)
+    # A function written as several equations (Haskell's `f [] = ...; f (x:xs) = ...`) is
+    # one definition: consecutive same-named functions of one scope are merged.
+    clauses: bool = False
 
 
 def _fn() -> NodeRule:
@@ -298,6 +301,31 @@ _GRAMMARS: dict[str, Grammar] = {
             "field": NodeRule("function", names.lua_field, names.lua_value_body),
         },
         {"variable_declaration": True},  # `local inc = function ...`
+    ),
+    "haskell": Grammar(
+        "haskell",
+        # Top-level declarations and class/instance members; `let` and `where` bindings are
+        # local names, not definitions.
+        "(declarations [(function) (bind) (data_type) (newtype) (type_synomym) (class)"
+        " (instance)] @def)"
+        " (class_declarations [(function) (bind) (signature)] @def)"
+        " (instance_declarations [(function) (bind)] @def)"
+        " [(comment) (haddock) (pragma) (signature)] @lead",
+        {
+            "function": NodeRule("function", names.haskell_name, names.field_of("match")),
+            "bind": NodeRule("function", names.haskell_name, names.field_of("match")),
+            "data_type": NodeRule("struct", names.haskell_name, names.field_of("constructors")),
+            "newtype": NodeRule("struct", names.haskell_name, names.field_of("constructor")),
+            "type_synomym": NodeRule("struct", names.haskell_name, names.field_of("type")),
+            # A class or instance is one chunk (its members are definitions inside it): its
+            # methods are mostly one-line signatures and defaults that would each be a chunk.
+            "class": NodeRule("trait", body=names.field_of("declarations")),
+            "instance": NodeRule("impl", names.haskell_instance, names.field_of("declarations")),
+            "signature": NodeRule(  # a class method's type
+                "function", names.haskell_name, method=True, declaration_only=True
+            ),
+        },
+        clauses=True,
     ),
 }
 

@@ -340,3 +340,34 @@ def go_type_body(node: Node) -> Node | None:
         if child.type == "{":
             return child
     return spec
+
+
+def haskell_instance(node: Node, data: bytes) -> NameMatch | None:
+    """``instance ToJSON (Maybe a) where``: named by the type (``Maybe``), like a Rust impl,
+    so that a query for the class finds the class first."""
+    target = _first_of_type(node.child_by_field_name("patterns"), _HASKELL_TYPE_NAMES)
+    return identifier(data, target) if target is not None else by_field(node, data)
+
+
+_HASKELL_TYPE_NAMES = frozenset({"name", "qualified"})
+
+
+def field_of(name: str) -> BodyFn:
+    """A body under a field other than ``body`` (Haskell ``match``, ``declarations``)."""
+
+    def find(node: Node) -> Node | None:
+        return node.child_by_field_name(name)
+
+    return find
+
+
+def haskell_name(node: Node, data: bytes) -> NameMatch | None:
+    """A function's or type's identifier; operators (``(.=)``, ``a <+> b``) are no name the
+    symbol index can hold, so they stay in the code around them."""
+    name = node.child_by_field_name("name")
+    if name is None or name.type not in _HASKELL_NAMES:
+        return None
+    return identifier(data, name)
+
+
+_HASKELL_NAMES = frozenset({"variable", "name"})

@@ -322,6 +322,28 @@ EXPECTED: dict[str, tuple[list[ChunkRow], list[DefinitionRow]]] = {
             ("function", "shout", 16, 6, 16, 18),
         ],
     ),
+    # Equations of one function are one definition; a type signature and haddock above it
+    # belong to it; `where` bindings are not definitions; an instance is named by its type.
+    "Greeter.hs": (
+        [
+            (1, 3, "module", "", ""),
+            (5, 10, "struct", "Greeting", ""),
+            (12, 17, "function", "greet", ""),
+            (19, 22, "trait", "Polite", ""),
+            (24, 25, "impl", "Greeting", ""),
+            (27, 28, "function", "version", ""),
+            (30, 32, "module", "", ""),  # an operator is no name the symbol index can hold
+        ],
+        [
+            ("struct", "Greeting", 6, 5, 5, 10),
+            ("function", "greet", 14, 0, 12, 17),
+            ("trait", "Polite", 20, 6, 19, 22),
+            ("method", "Polite.polite", 21, 2, 21, 22),
+            ("impl", "Greeting", 24, 16, 24, 25),
+            ("method", "Greeting.polite", 25, 2, 25, 25),
+            ("function", "version", 28, 0, 27, 28),
+        ],
+    ),
 }
 
 
@@ -405,6 +427,8 @@ def test_chunk_names_and_kinds_follow_their_definition() -> None:
         ("greeter.lua", "M.greet", "function M.greet(name)", "Greets one person."),
         ("deploy.sh", "log", "log()", "Prints a message to stderr."),
         ("Greeter.kt", "Greeter", "class Greeter(private val prefix: String)", "Greets people."),
+        ("Greeter.hs", "greet", "greet (Greeting name False)", "Greets one person by name."),
+        ("Greeter.hs", "Polite", "class Polite a where", "Things that can be said politely."),
     ],
 )  # fmt: skip
 def test_signatures_and_doc_comments(
