@@ -30,6 +30,7 @@ SYNTAX_LANGUAGES: frozenset[str] = frozenset(
         "swift",
         "bash",
         "lua",
+        "haskell",
     }
 )
 

@@ -35,6 +35,7 @@ _TRIPLE = r'"""[\s\S]*?"""|' + r"'''[\s\S]*?'''"
 _BACKTICK = r"`(?:\\.|[^`\\])*`"
 _BLOCK_COMMENT = r"/\*[\s\S]*?\*/"
 _LINE_COMMENT = r"//[^\n]*"
+_HASKELL_COMMENT = r"\{-[\s\S]*?-\}|--[^\n]*"
 _HASH_COMMENT = r"#[^\n]*"
 
 _NOISE: dict[str, re.Pattern[str]] = {}
@@ -51,6 +52,8 @@ def _noise(language: str) -> re.Pattern[str]:
         parts.append(_SINGLE_ANY if language in _SINGLE_QUOTE_STRINGS else _SINGLE_CHAR)
         if language in _HASH_COMMENT_LANGUAGES:
             parts.append(_HASH_COMMENT)
+        elif language == "haskell":
+            parts.append(_HASKELL_COMMENT)
         else:
             parts += [_BLOCK_COMMENT, _LINE_COMMENT, _BACKTICK]
         if language == "php":

@@ -50,3 +50,8 @@ def test_path_distance() -> None:
     assert path_distance("a/b.py", "a/x/c.py") == 2
     assert path_distance("a/b.py", "d/c.py") == 3
     assert path_distance("b.py", "c.py") == 1
+
+
+def test_haskell_comments_are_no_uses() -> None:
+    uses = code_uses("greet name = render name -- shout here\n{- and loud -}\n", "haskell")
+    assert "render" in uses and "shout" not in uses and "loud" not in uses
