@@ -31,6 +31,7 @@ SYNTAX_LANGUAGES: frozenset[str] = frozenset(
         "bash",
         "lua",
         "haskell",
+        "zig",
     }
 )
 

@@ -29,8 +29,9 @@ __all__ = ["CHUNKER_VERSION", "MAX_LINE_CHARS", "chunk_file", "split_lines"]
 
 # Bump whenever the chunks produced for the same input change: stored chunks are rebuilt.
 # 2: a member's chunk ends at its own last line (issue 17); 3: Rust items inside item-level
-# macro bodies and `macro_rules!` definitions (issue 18); 4: Haskell declarations (issue 18)
-CHUNKER_VERSION = 4
+# macro bodies and `macro_rules!` definitions (issue 18); 4: Haskell declarations (issue 18);
+# 5: Zig declarations, and comments that end after the next line's indentation (issue 18)
+CHUNKER_VERSION = 5
 
 # A line longer than this marks minified or generated code: the file gets line windows.
 MAX_LINE_CHARS = 10_000

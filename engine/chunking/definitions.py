@@ -259,9 +259,10 @@ class _Leads:
         self._data = data
         self._by_last_line: dict[int, list[Node]] = {}
         for node in nodes:
-            end = node.end_point
-            # A line comment that swallows its newline ends at column 0 of the next row.
-            last = end.row if end.column == 0 and end.row > 0 else end.row + 1
+            # A line comment that swallows its newline ends on the next row: at column 0, or
+            # after the next line's indentation (Zig's doc comments).
+            text = data[node.start_byte : node.end_byte]
+            last = node.end_point.row + 1 - text[len(text.rstrip()) :].count(b"\n")
             self._by_last_line.setdefault(last, []).append(node)
 
     def _starting_on_own_line(self, last: int) -> tuple[int, Node] | None:

@@ -327,6 +327,19 @@ _GRAMMARS: dict[str, Grammar] = {
         },
         clauses=True,
     ),
+    "zig": Grammar(
+        "zig",
+        # Functions, and the types a `const` names (`const Foo = struct {...}`, enums, unions,
+        # error sets), at the top level, in a container, or in the `struct` a generic type's
+        # function returns (`fn List(comptime T: type) type { return struct {...}; }`); other
+        # `const`s and `test` blocks are module code.
+        "(Decl (FnProto)) @def"
+        " (Decl (VarDecl (ErrorUnionExpr (SuffixExpr [(ContainerDecl) (ErrorSetDecl)])))) @def"
+        " [(doc_comment) (line_comment)] @lead",
+        # A container: its functions and nested types get chunks of their own, and so do
+        # those of the struct a generic type's function returns.
+        {"Decl": NodeRule(names.zig_kind, names.zig_name, names.zig_body, container=True)},
+    ),
 }
 
 

@@ -371,3 +371,66 @@ def haskell_name(node: Node, data: bytes) -> NameMatch | None:
 
 
 _HASKELL_NAMES = frozenset({"variable", "name"})
+
+
+def _zig_declared(node: Node) -> Node | None:
+    """A Zig ``Decl``'s ``FnProto`` or ``VarDecl``."""
+    for child in node.named_children:
+        if child.type in ("FnProto", "VarDecl"):
+            return child
+    return None
+
+
+def _zig_value(node: Node) -> Node | None:
+    """The container or error set a ``const X = struct {...}`` gives its name, else None."""
+    declared = _zig_declared(node)
+    if declared is None or declared.type != "VarDecl":
+        return None
+    for expression in declared.named_children:
+        if expression.type != "ErrorUnionExpr" or not expression.named_child_count:
+            continue
+        suffix = expression.named_child(0)
+        if suffix is not None and suffix.type == "SuffixExpr" and suffix.named_child_count == 1:
+            value = suffix.named_child(0)
+            if value is not None and value.type in ("ContainerDecl", "ErrorSetDecl"):
+                return value
+    return None
+
+
+def zig_kind(node: Node) -> DefinitionKind | None:
+    """A function, or a type (``struct``/``union``/``opaque`` are structs; ``enum`` and
+    error sets enums); any other ``const`` is no definition."""
+    declared = _zig_declared(node)
+    if declared is not None and declared.type == "FnProto":
+        return "function"
+    value = _zig_value(node)
+    if value is None:
+        return None
+    if value.type == "ErrorSetDecl":
+        return "enum"
+    for child in value.named_children:
+        if child.type == "ContainerDeclType":
+            first = child.child(0)
+            return "enum" if first is not None and first.type == "enum" else "struct"
+    return "struct"
+
+
+def zig_name(node: Node, data: bytes) -> NameMatch | None:
+    declared = _zig_declared(node)
+    if declared is None:
+        return None
+    for child in declared.named_children:
+        if child.type == "IDENTIFIER":
+            return identifier(data, child)
+    return None
+
+
+def zig_body(node: Node) -> Node | None:
+    """A function's block, a type's container (an ``extern fn`` has neither)."""
+    value = _zig_value(node)
+    if value is not None:  # from its `{`, so that the signature reads `const Foo = struct`
+        return next((child for child in value.children if child.type == "{"), value)
+    for child in node.named_children:
+        if child.type == "Block":
+            return child
+    return None

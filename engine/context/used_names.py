@@ -36,6 +36,7 @@ _BACKTICK = r"`(?:\\.|[^`\\])*`"
 _BLOCK_COMMENT = r"/\*[\s\S]*?\*/"
 _LINE_COMMENT = r"//[^\n]*"
 _HASKELL_COMMENT = r"\{-[\s\S]*?-\}|--[^\n]*"
+_ZIG_MULTILINE_STRING = r"\\\\[^\n]*"  # each line of one starts with \\
 _HASH_COMMENT = r"#[^\n]*"
 
 _NOISE: dict[str, re.Pattern[str]] = {}
@@ -58,6 +59,8 @@ def _noise(language: str) -> re.Pattern[str]:
             parts += [_BLOCK_COMMENT, _LINE_COMMENT, _BACKTICK]
         if language == "php":
             parts.append(_HASH_COMMENT)
+        if language == "zig":
+            parts.append(_ZIG_MULTILINE_STRING)
         found = _NOISE[language] = re.compile("|".join(parts))
     return found
 

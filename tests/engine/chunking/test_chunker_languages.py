@@ -344,6 +344,33 @@ EXPECTED: dict[str, tuple[list[ChunkRow], list[DefinitionRow]]] = {
             ("function", "version", 28, 0, 27, 28),
         ],
     ),
+    # Functions and the types a `const` names are definitions; the struct a generic type's
+    # function returns holds its methods; doc comments indented inside a container belong to
+    # the member below them; other `const`s and `test` blocks are module code.
+    "list.zig": (
+        [
+            (1, 2, "module", "", ""),
+            (4, 5, "enum", "Error", ""),
+            (7, 8, "enum", "Tone", ""),
+            (10, 14, "function", "List", ""),
+            (16, 20, "function", "List.append", "List"),
+            (21, 22, "function", "List", ""),
+            (24, 26, "struct", "Greeter", ""),
+            (28, 31, "method", "Greeter.greet", "Greeter"),
+            (32, 32, "struct", "Greeter", ""),
+            (34, 34, "function", "puts", ""),
+            (36, 39, "module", "", ""),
+        ],
+        [
+            ("enum", "Error", 5, 10, 4, 5),
+            ("enum", "Tone", 8, 10, 7, 8),
+            ("function", "List", 11, 7, 10, 22),
+            ("function", "List.append", 17, 15, 16, 20),
+            ("struct", "Greeter", 24, 10, 24, 32),
+            ("method", "Greeter.greet", 29, 11, 28, 31),
+            ("function", "puts", 34, 10, 34, 34),
+        ],
+    ),
 }
 
 
@@ -429,6 +456,9 @@ def test_chunk_names_and_kinds_follow_their_definition() -> None:
         ("Greeter.kt", "Greeter", "class Greeter(private val prefix: String)", "Greets people."),
         ("Greeter.hs", "greet", "greet (Greeting name False)", "Greets one person by name."),
         ("Greeter.hs", "Polite", "class Polite a where", "Things that can be said politely."),
+        ("list.zig", "List.append", "fn append(self: *Self, item: T) !void", "Appends one item."),
+        ("list.zig", "Greeter", "const Greeter = struct", ""),
+        ("list.zig", "Tone", "const Tone = enum", "What a greeting sounds like."),
     ],
 )  # fmt: skip
 def test_signatures_and_doc_comments(

@@ -55,3 +55,8 @@ def test_path_distance() -> None:
 def test_haskell_comments_are_no_uses() -> None:
     uses = code_uses("greet name = render name -- shout here\n{- and loud -}\n", "haskell")
     assert "render" in uses and "shout" not in uses and "loud" not in uses
+
+
+def test_zig_multiline_strings_are_no_uses() -> None:
+    uses = code_uses("const usage =\n    \\\\--help  print usage\n;\nrender(usage);", "zig")
+    assert "render" in uses and "print" not in uses and "help" not in uses
