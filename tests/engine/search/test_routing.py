@@ -79,6 +79,7 @@ def test_routes_lean_the_way_the_tuning_chose() -> None:
     # Questions in words lean on the vector signal.
     question = ROUTES["question"].weights
     assert question["vector"] == max(question.values()) > question["lexical"]
+    assert question["symbol"] == 0.0  # its name matches on a question's words cost more
     # Long pasted text leans on lexical matching; the symbol signal is left out.
     long = ROUTES["long"].weights
     assert long["lexical"] > long["vector"] > long["symbol"] == 0.0
