@@ -294,22 +294,37 @@ def _fanout(count: int, calls: int) -> dict[str, float]:
     return _summary(times)
 
 
-def _bare_actor_memory() -> dict[str, float]:
-    """A Ray actor that imports nothing of the engine: what Ray's worker process alone
-    costs, so that a shard's own share can be told apart."""
+def _bare_actor_memory() -> dict[str, dict[str, float]]:
+    """A Ray actor that imports nothing of the engine, with the shard actors' environment:
+    what Ray's worker process alone costs, so that a shard's own share can be told apart.
+    At its first call and after it ("warm"): Ray's worker builds its serialization context
+    once its first call has run (importing numpy, pyarrow, pydantic and starlette when they
+    are installed, as ray[data] and mcp install them here), which every shard has done."""
     import ray
 
-    from engine.cluster.search_shard import process_memory
+    from engine.cluster.search_registry import SHARD_ENV
 
     @ray.remote(num_cpus=0)
     class Bare:
         def memory(self) -> dict[str, int]:
-            return process_memory()
+            # Read here, not with search_shard.process_memory: Ray would import that module
+            # (and the engine with it) into this actor to call it.
+            fields: dict[str, int] = {}
+            for line in Path("/proc/self/smaps_rollup").read_text().splitlines():
+                parts = line.split()
+                if len(parts) >= 3 and parts[2] == "kB":
+                    fields[parts[0].rstrip(":")] = int(parts[1]) * 1024
+            private = fields.get("Private_Clean", 0) + fields.get("Private_Dirty", 0)
+            return {"rss": fields.get("Rss", 0), "uss": private}
 
-    actor = Bare.remote()  # type: ignore[attr-defined]
-    memory = ray.get(actor.memory.remote())
+    actor = Bare.options(runtime_env={"env_vars": SHARD_ENV}).remote()  # type: ignore[attr-defined]
+    first = ray.get(actor.memory.remote())
+    warm = ray.get(actor.memory.remote())
     ray.kill(actor)
-    return {k: round(v / 2**20, 1) for k, v in memory.items()}
+    return {
+        name: {k: round(v / 2**20, 1) for k, v in memory.items()}
+        for name, memory in (("first_call", first), ("warm", warm))
+    }
 
 
 def main(argv: Sequence[str] | None = None) -> None:
