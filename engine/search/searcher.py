@@ -206,6 +206,11 @@ class Searcher:
         kind = query_kind(query.text)
         chosen = routes[kind]
         weights = self.weights if self.weights is not None else tier_weights(chosen.weights, runs)
+        answered = [run.signal for run in runs if not run.error]
+        if answered and all(weights.get(name, 1.0) == 0 for name in answered):
+            # Only signals this kind of query leaves out were asked (`--signals symbol` with
+            # a question): their own order is the answer, not a tie of zeros.
+            weights = dict.fromkeys(answered, 1.0)
         return self.rank(
             runs,
             query.filters,

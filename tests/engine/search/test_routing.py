@@ -107,3 +107,18 @@ def test_the_searcher_weighs_a_fast_tier_run_down_in_its_routes() -> None:
     assert first.chunk_id == 2  # MiniLM's vector weight (3.0) outweighs lexical's
     fast = [runs[0], replace(runs[1], tier="fast")]
     assert searcher.rank_runs(question, fast, 2, DEFAULT_RANKING)[0].chunk_id == 1
+
+
+def test_a_signal_its_route_leaves_out_still_ranks_when_asked_alone() -> None:
+    store = FakeChunkSource(
+        [
+            make_chunk(n, f"pkg/m{n}.py", f"def f{n}():\n    return {n}", name=f"f{n}")
+            for n in (1, 2, 3)
+        ]
+    )
+    assert ROUTES["question"].weights["symbol"] == 0.0
+    runs = [SignalRun("symbol", [Hit(3, 1.0), Hit(1, 0.5), Hit(2, 0.2)], 1.0)]
+    searcher = Searcher("toy", store, {})
+    ranked = searcher.rank_runs(Query("how are functions declared here"), runs, 3, DEFAULT_RANKING)
+    assert [r.chunk_id for r in ranked] == [3, 1, 2]
+    assert ranked[0].score > 0
