@@ -30,6 +30,10 @@ from signals.symbol.names import context_parts, name_parts, qualified_key
 from signals.symbol.scoring import idf, prior
 
 TABLE_FILE = "symbols.sqlite"
+# SQLite's page cache for a reader, in KiB (default 2,000): the table is immutable once
+# published and its pages stay in the OS's page cache; as engine/index/store.py's
+# READ_CACHE_KIB, which has the measurement.
+READ_CACHE_KIB = 64
 TABLE_VERSION = 2  # 2: readable names in engine.qualified's scheme
 NAME_FIELD = "n"  # postings of the definitions' own name parts
 CONTEXT_FIELD = "c"  # postings of their context parts (enclosing names, path)
@@ -234,6 +238,7 @@ class SymbolTable:
         uri = f"file:{quote(str(path))}?mode=ro&immutable=1"
         try:
             conn = sqlite3.connect(uri, uri=True, check_same_thread=False)
+            conn.execute(f"PRAGMA cache_size=-{READ_CACHE_KIB}")
         except sqlite3.DatabaseError as err:
             raise IndexCorrupt(f"symbol table {path} is unreadable ({err}): reindex") from err
         return cls(conn, path)

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from engine.index.store import ChunkStore, FileRecord, FileRows, chunk_row, definition_row
+from engine.index.store import (
+    READ_CACHE_KIB,
+    ChunkStore,
+    FileRecord,
+    FileRows,
+    chunk_row,
+    definition_row,
+)
 from engine.types import ChunkDraft, Definition
 
 
@@ -51,4 +58,16 @@ def test_ids_are_never_reused_after_a_removal(tmp_path: Path) -> None:
     store = ChunkStore.open_writable(path)
     store.remove_files(["b.py"])
     assert [c.id for c in store.add_files([file_rows("d.py", 1)])] == [6]
+    store.close()
+
+
+def test_a_reader_keeps_a_small_page_cache(tmp_path: Path) -> None:
+    # Immutable and in the OS's page cache: SQLite's default 2,000 KiB per reader was a
+    # second copy of every page read (issue 16: a shard actor holds many readers).
+    writer = ChunkStore.open_writable(tmp_path / "chunks.sqlite")
+    writer.add_files([file_rows("a.py", 3)])
+    writer.close()
+    store = ChunkStore.open_readonly(tmp_path / "chunks.sqlite")
+    assert store._conn.execute("PRAGMA cache_size").fetchone() == (-READ_CACHE_KIB,)
+    assert [c.path for c in store.iter_chunks()] == ["a.py"] * 3
     store.close()

@@ -6,7 +6,14 @@ from pathlib import Path
 import pytest
 
 from engine.errors import IndexCorrupt, IndexIncompatible
-from signals.symbol.table import TABLE_FILE, ReferenceRecord, SymbolRecord, SymbolTable, write_table
+from signals.symbol.table import (
+    READ_CACHE_KIB,
+    TABLE_FILE,
+    ReferenceRecord,
+    SymbolRecord,
+    SymbolTable,
+    write_table,
+)
 
 
 def record(name: str, readable: str, path: str = "m.py", line: int = 1) -> SymbolRecord:
@@ -82,3 +89,8 @@ def test_a_damaged_table_is_corrupt(tmp_path: Path) -> None:
     (tmp_path / TABLE_FILE).write_bytes(b"not a database at all" * 100)
     with pytest.raises(IndexCorrupt, match="unreadable"):
         SymbolTable.open(tmp_path)
+
+
+def test_a_reader_keeps_a_small_page_cache(table: SymbolTable) -> None:
+    # As the chunk store's readers (engine/index/store.py's READ_CACHE_KIB, issue 16).
+    assert table._conn.execute("PRAGMA cache_size").fetchone() == (-READ_CACHE_KIB,)
