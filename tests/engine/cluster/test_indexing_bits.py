@@ -73,7 +73,8 @@ def home_with_models(path: Path, *, static: bool = False) -> Path:
         found = sorted(STATIC_MODELS.glob("static-*")) if STATIC_MODELS.is_dir() else []
         if not found:
             pytest.skip(f"no static model in {STATIC_MODELS}")
-        entries += found
+        # MODELS may hold a static model of its own (a home whose index had a first tier).
+        entries += [e for e in found if not (MODELS / e.name).exists()]
     (path / "models").mkdir(parents=True, exist_ok=True)
     for entry in entries:
         if entry.is_dir():
