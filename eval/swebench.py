@@ -259,6 +259,9 @@ class InstanceResult:
     full_index: bool
     files_changed: int  # added + changed + removed by that (re)index
     variants: dict[str, VariantResult] = field(default_factory=dict)
+    # Why the instance was not run ("" when it was): its base commit could not be checked out
+    # from the snapshot (a snapshot can lack a blob), which says nothing of the engine.
+    skipped: str = ""
 
 
 def _label(ranked: Sequence[Ranked]) -> list[str]:
@@ -283,7 +286,16 @@ def run_swebench(
     results: list[InstanceResult] = []
     for instance in instances:
         tree = work_tree(instance.repo, checkouts, mirror_root)
-        check_out(tree, instance.base_commit)
+        try:
+            check_out(tree, instance.base_commit)
+        except BenchmarkError as exc:
+            # One unreadable commit must not end a run of hours: the instance is reported as
+            # skipped, with the reason, and left out of the scores. The next checkout is forced,
+            # so a half-done one leaves nothing behind.
+            skipped = InstanceResult(instance.id, instance.repo, 0.0, False, 0, skipped=str(exc))
+            results.append(skipped)
+            on_result(skipped)
+            continue
         registered = any(entry.slug == instance.name for entry in home.list())
         started = time.perf_counter()
         if registered:
@@ -317,12 +329,16 @@ def run_swebench(
 
 
 def summarize(results: Sequence[InstanceResult], variant: str) -> dict[str, Any]:
-    """Acc@1/5/10 and function hit@10 of ``variant``, and (re)index seconds, for a group."""
+    """Acc@1/5/10 and function hit@10 of ``variant``, and (re)index seconds, for a group;
+    skipped instances are counted apart and scored nowhere."""
+    skipped = [r for r in results if r.skipped]
+    results = [r for r in results if not r.skipped]
     ranks = [r.variants[variant].file_rank for r in results]
     hits = [h for r in results if (h := r.variants[variant].function_hit) is not None]
     reindex = [r.index_seconds for r in results if not r.full_index]
     return {
         "instances": len(results),
+        "skipped": len(skipped),
         **{f"acc{k}": accuracy(ranks, k) for k in TOP_K},
         "functionHit10": mean([1.0 if h else 0.0 for h in hits]) if hits else None,
         "withFunctions": len(hits),
@@ -333,7 +349,8 @@ def summarize(results: Sequence[InstanceResult], variant: str) -> dict[str, Any]
 
 
 def run_json(results: Sequence[InstanceResult]) -> dict[str, Any]:
-    variants = list(results[0].variants) if results else []
+    ran = [r for r in results if not r.skipped]
+    variants = list(ran[0].variants) if ran else []
     repos = list(dict.fromkeys(r.repo for r in results))
     return {
         "limit": LIMIT,
@@ -354,6 +371,7 @@ def run_json(results: Sequence[InstanceResult]) -> dict[str, Any]:
                 "indexSeconds": r.index_seconds,
                 "fullIndex": r.full_index,
                 "filesChanged": r.files_changed,
+                **({"skipped": r.skipped} if r.skipped else {}),
                 "variants": {
                     name: {
                         "queryChars": v.query_chars,
@@ -385,6 +403,9 @@ def summary_table(data: Mapping[str, Any]) -> str:
                 f"{s['acc10']:>6.2f} {cell(s['functionHit10']):>5}/{s['withFunctions']:<3} "
                 f"{s['indexSeconds']:>8.1f} {cell(s['reindexSecondsMean'], 1):>10}"
             )
+    for r in data["instances"]:
+        if r.get("skipped"):
+            lines.append(f"skipped {r['id']}: {r['skipped']}")
     return "\n".join(lines)
 
 
@@ -408,6 +429,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     instances = load_instances(args.benchmark / "swebench-dev.jsonl", only, args.max_instances)
 
     def report(r: InstanceResult) -> None:
+        if r.skipped:
+            print(f"{r.id}: skipped: {r.skipped}", file=sys.stderr, flush=True)
+            return
         ranks = {name: v.file_rank for name, v in r.variants.items()}
         hits = {name: v.function_hit for name, v in r.variants.items()}
         kind = "index" if r.full_index else "reindex"

@@ -22,7 +22,10 @@ from eval.swebench import (
     function_hit,
     gold_file_rank,
     load_instances,
+    run_json,
+    run_swebench,
     summarize,
+    summary_table,
     work_tree,
 )
 
@@ -182,6 +185,54 @@ def test_work_tree_clones_the_snapshot_and_checks_out_base_commits(tmp_path: Pat
     assert work_tree("o/tool", tmp_path / "checkouts", mirror) == tree  # reused
     with pytest.raises(BenchmarkError, match="fetch github:o/missing"):
         work_tree("o/missing", tmp_path / "checkouts", mirror)
+
+
+def test_an_instance_whose_commit_cannot_be_checked_out_is_skipped_not_fatal(
+    tmp_path: Path,
+) -> None:
+    from engine.index.home import Home
+    from signals.registry import plugins
+
+    work = tmp_path / "work"
+    (work / "src").mkdir(parents=True)
+    (work / "src" / "core.py").write_text("def run_the_tool():\n    return 1\n")
+    (work / "src" / "other.py").write_text("def unrelated():\n    return 2\n")
+    git(work, "init", "-q")
+    git(work, "add", ".")
+    git(work, "commit", "-qm", "one")
+    commit = git(work, "rev-parse", "HEAD")
+    mirror = tmp_path / "mirror"
+    git(tmp_path, "clone", "-q", "--bare", str(work), str(mirror / "o+tool" / "repo"))
+    missing = "0" * 40  # a commit the snapshot lacks, as a missing blob makes checkout fail
+    instances = [
+        Instance(
+            "tool-1", "o/tool", missing, "2020-01-01", "run_the_tool fails", ("src/core.py",), ()
+        ),
+        Instance(
+            "tool-2", "o/tool", commit, "2021-01-01", "run_the_tool fails", ("src/core.py",), ()
+        ),
+    ]
+
+    seen: list[str] = []
+    results = run_swebench(
+        Home(tmp_path / "home"),
+        plugins(),
+        instances,
+        tmp_path / "checkouts",
+        variants={"as-is": lambda text: text},
+        mirror_root=mirror,
+        on_result=lambda r: seen.append(r.id),
+    )
+
+    assert seen == ["tool-1", "tool-2"]
+    assert missing in results[0].skipped and not results[0].variants
+    assert not results[1].skipped and results[1].variants["as-is"].file_rank == 1
+    data = run_json(results)
+    overall = data["summary"]["as-is"]["overall"]
+    assert (overall["instances"], overall["skipped"], overall["acc1"]) == (1, 1, 1.0)
+    assert data["instances"][0]["skipped"] == results[0].skipped
+    assert "skipped" not in data["instances"][1]
+    assert f"skipped tool-1: {results[0].skipped}" in summary_table(data)
 
 
 # --- query reduction -------------------------------------------------------------------------
