@@ -13,7 +13,10 @@ Scores, as the README defines them:
   instances that have gold functions (24 of the 95 change only module-level code).
 
 Variants re-query the same index (no re-embedding of the corpus): ``as-is`` is the issue text
-unchanged; ``code`` keeps only its code-like lines and identifiers (``code_query``).
+unchanged; ``code`` keeps only its code-like lines and identifiers (``code_query``). Ranking
+variants (``--rankings``, named in ``RANKINGS``) replay each text variant's signal runs through
+another ranking stage or route (``Searcher.rank_runs``), so one reindex scores them all; they
+are reported as ``<text variant>+<ranking variant>``.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ import shutil
 import subprocess
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +34,10 @@ import orjson
 
 from engine.errors import UsageError
 from engine.index.home import Home
+from engine.search.ranking.options import DEFAULT_RANKING, RankingOptions
+from engine.search.routing import ROUTES, QueryKind, Route
 from engine.signal import IndexOptions, OpenOptions, SignalPlugin
+from engine.types import SignalRun
 from eval.benchmark import MIRROR_ROOT, BenchmarkError
 from eval.dataset import Target
 from eval.metrics import Ranked, mean
@@ -198,6 +204,51 @@ def code_query(text: str) -> str:
 VARIANTS: dict[str, Callable[[str], str]] = {"as-is": lambda text: text, "code": code_query}
 
 
+# --- ranking variants ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class RankingVariant:
+    """A ranking stage and routes to replay a query's signal runs through."""
+
+    ranking: RankingOptions = DEFAULT_RANKING
+    routes: Mapping[QueryKind, Route] = field(default_factory=lambda: ROUTES)
+
+
+def _long_route(k: int | None = None, vector: float | None = None) -> Mapping[QueryKind, Route]:
+    long = ROUTES["long"]
+    weights = dict(long.weights)
+    if vector is not None:
+        weights["vector"] = vector
+    return {**ROUTES, "long": Route(k if k is not None else long.k, weights)}
+
+
+# The ablations of the long route measured for eval/RESULTS.md (``--rankings a,b``).
+RANKINGS: dict[str, RankingVariant] = {
+    "per-file-1": RankingVariant(replace(DEFAULT_RANKING, max_per_file=1)),
+    "per-file-5": RankingVariant(replace(DEFAULT_RANKING, max_per_file=5)),
+    "per-file-8": RankingVariant(replace(DEFAULT_RANKING, max_per_file=8)),
+    "scope-all": RankingVariant(replace(DEFAULT_RANKING, file_scope="all")),
+    "no-file-evidence": RankingVariant(DEFAULT_RANKING.without("file_evidence")),
+    "no-path-evidence": RankingVariant(DEFAULT_RANKING.without("path_evidence")),
+    "k30": RankingVariant(routes=_long_route(k=30)),
+    "k60": RankingVariant(routes=_long_route(k=60)),
+    "vector-1": RankingVariant(routes=_long_route(vector=1.0)),
+    "per-file-5-k30": RankingVariant(replace(DEFAULT_RANKING, max_per_file=5), _long_route(k=30)),
+}
+
+
+def rankings_named(names: str) -> dict[str, RankingVariant]:
+    """The ranking variants of a comma-separated list of ``RANKINGS`` names."""
+    chosen = [n for n in names.split(",") if n]
+    unknown = [n for n in chosen if n not in RANKINGS]
+    if unknown:
+        raise UsageError(
+            f"unknown ranking variant {', '.join(unknown)} — choose from {', '.join(RANKINGS)}"
+        )
+    return {n: RANKINGS[n] for n in chosen}
+
+
 # --- work trees ------------------------------------------------------------------------------
 
 
@@ -275,11 +326,14 @@ def run_swebench(
     checkouts: Path,
     *,
     variants: Mapping[str, Callable[[str], str]] = VARIANTS,
+    rankings: Mapping[str, RankingVariant] | None = None,
     mirror_root: Path = MIRROR_ROOT,
     on_result: Callable[[InstanceResult], None] = lambda _: None,
 ) -> list[InstanceResult]:
     from engine.index.opening import open_index
     from engine.indexing.indexer import Indexer
+    from engine.search.searcher import clean_query, depth_for
+    from engine.types import Filters, Query
 
     # One indexer for the run: it keeps its builders, so the model loads once.
     indexer = Indexer(home, dict(plugins), IndexOptions(home=home.root))
@@ -321,6 +375,22 @@ def run_swebench(
                     function_hit(ranked, instance),
                     _label(ranked[:10]),
                 )
+                query = Query(clean_query(text), Filters())
+                runs: dict[int, list[SignalRun]] = {}  # signal runs by depth, asked once per depth
+                for label, variant in (rankings or {}).items():
+                    depth = depth_for(LIMIT, variant.ranking)
+                    if depth not in runs:
+                        runs[depth] = opened.searcher.run_signals(query, depth, None)
+                    replayed = opened.searcher.rank_runs(
+                        query, runs[depth], LIMIT, variant.ranking, variant.routes
+                    )
+                    ranked = [Ranked(r.path, r.start_line, r.end_line) for r in replayed]
+                    result.variants[f"{name}+{label}"] = VariantResult(
+                        len(text),
+                        gold_file_rank(ranked, instance),
+                        function_hit(ranked, instance),
+                        _label(ranked[:10]),
+                    )
         finally:
             opened.close()
         results.append(result)
@@ -411,7 +481,9 @@ def summary_table(data: Mapping[str, Any]) -> str:
 
 def main(argv: Sequence[str] | None = None) -> None:
     """``python -m eval.swebench BENCHMARK_DIR [--repos flask,seaborn] [--max-instances N]
-    [--checkouts DIR] [--out FILE]``, under the evaluation's ``$ENGINE_HOME``."""
+    [--rankings per-file-5,k30] [--checkouts DIR] [--out FILE]``, under the evaluation's
+    ``$ENGINE_HOME``. ``--out`` is rewritten after every instance, so a run stopped after hours
+    keeps what it measured."""
     import argparse
     import sys
 
@@ -424,11 +496,18 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--max-instances", type=int)
     parser.add_argument("--checkouts", type=Path, default=DEFAULT_CHECKOUTS)
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--rankings", default="", help=f"of: {', '.join(RANKINGS)}")
     args = parser.parse_args(argv)
+    rankings = rankings_named(args.rankings)
     only = [r for r in args.repos.split(",") if r] or None
     instances = load_instances(args.benchmark / "swebench-dev.jsonl", only, args.max_instances)
 
+    done: list[InstanceResult] = []
+
     def report(r: InstanceResult) -> None:
+        done.append(r)
+        if args.out:
+            args.out.write_bytes(orjson.dumps(run_json(done), option=orjson.OPT_INDENT_2))
         if r.skipped:
             print(f"{r.id}: skipped: {r.skipped}", file=sys.stderr, flush=True)
             return
@@ -443,7 +522,12 @@ def main(argv: Sequence[str] | None = None) -> None:
         )
 
     results = run_swebench(
-        Home(engine_home()), plugins(), instances, args.checkouts.resolve(), on_result=report
+        Home(engine_home()),
+        plugins(),
+        instances,
+        args.checkouts.resolve(),
+        rankings=rankings,
+        on_result=report,
     )
     data = run_json(results)
     if args.out:

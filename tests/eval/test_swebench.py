@@ -22,6 +22,7 @@ from eval.swebench import (
     function_hit,
     gold_file_rank,
     load_instances,
+    rankings_named,
     run_json,
     run_swebench,
     summarize,
@@ -233,6 +234,47 @@ def test_an_instance_whose_commit_cannot_be_checked_out_is_skipped_not_fatal(
     assert data["instances"][0]["skipped"] == results[0].skipped
     assert "skipped" not in data["instances"][1]
     assert f"skipped tool-1: {results[0].skipped}" in summary_table(data)
+
+
+def test_ranking_variants_replay_the_same_runs_through_another_ranking_stage(
+    tmp_path: Path,
+) -> None:
+    from engine.index.home import Home
+    from signals.registry import plugins
+
+    work = tmp_path / "work"
+    (work / "src").mkdir(parents=True)
+    (work / "src" / "tool.py").write_text(
+        "".join(f"def run_the_tool_{n}():\n    return {n}\n\n\n" for n in "abcd")
+    )
+    (work / "src" / "other.py").write_text("def run_the_tool_elsewhere():\n    return 2\n")
+    git(work, "init", "-q")
+    git(work, "add", ".")
+    git(work, "commit", "-qm", "one")
+    mirror = tmp_path / "mirror"
+    git(tmp_path, "clone", "-q", "--bare", str(work), str(mirror / "o+tool" / "repo"))
+    query = "run_the_tool_a run_the_tool_b run_the_tool_c run_the_tool_d run_the_tool_elsewhere"
+    commit = git(work, "rev-parse", "HEAD")
+    instances = [Instance("tool-1", "o/tool", commit, "2020", query, ("src/tool.py",), ())]
+
+    [result] = run_swebench(
+        Home(tmp_path / "home"),
+        plugins(),
+        instances,
+        tmp_path / "checkouts",
+        variants={"as-is": lambda text: text},
+        rankings=rankings_named("per-file-1,per-file-5"),
+        mirror_root=mirror,
+    )
+
+    assert list(result.variants) == ["as-is", "as-is+per-file-1", "as-is+per-file-5"]
+    files = {name: [label.split(":")[0] for label in v.top] for name, v in result.variants.items()}
+    assert files["as-is+per-file-1"][:2] == ["src/tool.py", "src/other.py"]  # one per file first
+    assert files["as-is"][:3] == ["src/tool.py"] * 3  # the default shows three of one file
+    assert files["as-is+per-file-5"][:4] == ["src/tool.py"] * 4
+    assert set(run_json([result])["summary"]) == set(result.variants)
+    with pytest.raises(UsageError, match="unknown ranking variant nope"):
+        rankings_named("per-file-5,nope")
 
 
 # --- query reduction -------------------------------------------------------------------------
