@@ -32,7 +32,7 @@ from typing import Any
 
 import orjson
 
-from engine.errors import UsageError
+from engine.errors import EngineError, UsageError
 from engine.index.home import Home
 from engine.search.ranking.options import DEFAULT_RANKING, RankingOptions
 from engine.search.routing import ROUTES, QueryKind, Route
@@ -220,21 +220,26 @@ def _long_route(k: int | None = None, vector: float | None = None) -> Mapping[Qu
     weights = dict(long.weights)
     if vector is not None:
         weights["vector"] = vector
-    return {**ROUTES, "long": Route(k if k is not None else long.k, weights)}
+    routed = Route(k if k is not None else long.k, weights, long.max_per_file)
+    return {**ROUTES, "long": routed}
 
 
 # The ablations of the long route measured for eval/RESULTS.md (``--rankings a,b``).
 RANKINGS: dict[str, RankingVariant] = {
+    # The long route before session 13 (k 10, 3 per file), for the record.
+    "before": RankingVariant(replace(DEFAULT_RANKING, max_per_file=3), _long_route(k=10)),
     "per-file-1": RankingVariant(replace(DEFAULT_RANKING, max_per_file=1)),
+    "per-file-3": RankingVariant(replace(DEFAULT_RANKING, max_per_file=3)),
     "per-file-5": RankingVariant(replace(DEFAULT_RANKING, max_per_file=5)),
     "per-file-8": RankingVariant(replace(DEFAULT_RANKING, max_per_file=8)),
     "scope-all": RankingVariant(replace(DEFAULT_RANKING, file_scope="all")),
     "no-file-evidence": RankingVariant(DEFAULT_RANKING.without("file_evidence")),
     "no-path-evidence": RankingVariant(DEFAULT_RANKING.without("path_evidence")),
+    "k20": RankingVariant(routes=_long_route(k=20)),
     "k30": RankingVariant(routes=_long_route(k=30)),
     "k60": RankingVariant(routes=_long_route(k=60)),
     "vector-1": RankingVariant(routes=_long_route(vector=1.0)),
-    "per-file-5-k30": RankingVariant(replace(DEFAULT_RANKING, max_per_file=5), _long_route(k=30)),
+    "k10": RankingVariant(routes=_long_route(k=10)),
 }
 
 
@@ -537,4 +542,7 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except EngineError as exc:  # a wrong name or folder: the message, not a traceback
+        raise SystemExit(f"error: {exc}") from None

@@ -24,7 +24,6 @@ from cli.invocation import (
 from cli.output import dumps, print_response, response_json
 from engine.errors import EngineError, UsageError
 from engine.index.home import Home, validate_slug
-from engine.search.ranking.options import DEFAULT_RANKING
 from engine.types import Filters, SearchResponse
 
 
@@ -87,10 +86,9 @@ def _query_target(home: Home, words: tuple[str, ...], all_repos: bool) -> tuple[
 )
 @click.option(
     "--max-per-file",
-    default=DEFAULT_RANKING.max_per_file,
-    show_default=True,
     type=click.IntRange(1, 1000),
-    help="At most this many results from one file, until fewer files than --limit match.",
+    help="At most this many results from one file, until fewer files than --limit match "
+    "[default: 3, or 5 for a pasted report or stack trace].",
 )
 @click.option(
     "--budget",
@@ -110,7 +108,7 @@ def query(
     kind: tuple[str, ...],
     include_tests: bool,
     include_generated: bool,
-    max_per_file: int,
+    max_per_file: int | None,
     budget: int | None,
     explain: bool,
     cluster: str | None,

@@ -10,6 +10,7 @@ import threading
 import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import replace
 from typing import Protocol
 
 from engine.errors import UsageError
@@ -205,6 +206,8 @@ class Searcher:
         """
         kind = query_kind(query.text)
         chosen = routes[kind]
+        if ranking.max_per_file is None:
+            ranking = replace(ranking, max_per_file=chosen.max_per_file)
         weights = self.weights if self.weights is not None else tier_weights(chosen.weights, runs)
         answered = [run.signal for run in runs if not run.error]
         if answered and all(weights.get(name, 1.0) == 0 for name in answered):

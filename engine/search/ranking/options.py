@@ -11,6 +11,8 @@ from typing import Literal
 
 FileScope = Literal["best", "all"]
 
+MAX_PER_FILE = 3  # the per-file cap when neither the caller nor a route sets one
+
 
 @dataclass(frozen=True, slots=True)
 class RankingOptions:
@@ -21,7 +23,9 @@ class RankingOptions:
     docs_prior: float = 0.6  # documentation (markdown sections, text windows)
     legacy_prior: float = 0.7  # deprecated, legacy, compat and old-major-version (v1/) code
     module_prior: float = 1.0  # module-level code between definitions (imports, constants)
-    max_per_file: int = 3
+    # At most this many results of one file, until the files run out; None: by query kind
+    # (engine/search/routing.py's Route.max_per_file: 3, or 5 for a long pasted report).
+    max_per_file: int | None = None
     fill: bool = True  # when files run out, fill the list with more chunks of shown files
     # The j-th chunk of a file competes with score * repeat_factor**j (1.0: no diversity).
     repeat_factor: float = 1.0

@@ -23,7 +23,7 @@ from engine.search.ranking.definitions import (
     query_names,
 )
 from engine.search.ranking.file_evidence import DECAY, OTHERS, file_bonuses
-from engine.search.ranking.options import RankingOptions
+from engine.search.ranking.options import MAX_PER_FILE, RankingOptions
 from engine.search.ranking.path_evidence import path_share
 from engine.search.ranking.priors import result_prior
 from engine.search.ranking.stems import content_stems
@@ -163,6 +163,7 @@ def rerank(
         scored = _diversified(scored, options.repeat_factor)
     kept: list[Result] = []
     per_file: dict[str, int] = {}
+    cap = options.max_per_file if options.max_per_file is not None else MAX_PER_FILE
     by_content: dict[str, int] = {}
     held_back: list[Result] = []  # over the per-file cap: shown only if files run out
     for r in scored:
@@ -174,7 +175,7 @@ def rerank(
                 first = kept[by_content[key]]
                 kept[by_content[key]] = replace(first, duplicates=(*first.duplicates, r.path))
                 continue
-        if per_file.get(r.path, 0) >= options.max_per_file:
+        if per_file.get(r.path, 0) >= cap:
             held_back.append(r)
             continue
         per_file[r.path] = per_file.get(r.path, 0) + 1

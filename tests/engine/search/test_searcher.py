@@ -6,6 +6,7 @@ import pytest
 
 from engine.errors import UsageError
 from engine.search.ranking.options import RankingOptions
+from engine.search.routing import ROUTES, query_kind
 from engine.search.searcher import Searcher
 from engine.types import Chunk, Filters, Hit, Location, Query
 from tests.fakes import FakeChunkSource, FakeSignal, make_chunk
@@ -127,3 +128,32 @@ def test_only_the_chunks_needed_are_read_and_filters_read_further() -> None:
     results = searcher.rank(searcher.run_signals(Query("q"), 200), only_src, 5, NO_PRIORS)
     assert [r.chunk_id for r in results] == [151, 152, 153, 154, 155]
     assert sorted(store.asked) == list(range(1, 201))  # windows until enough survive
+
+
+def test_the_per_file_cap_follows_the_query_kind_unless_the_caller_sets_one() -> None:
+    # Six functions of one file, then one of another, ranked in that order.
+    chunks = [
+        make_chunk(n, "src/big.py", f"def f{n}():\n    return {n}", name=f"f{n}", start_line=10 * n)
+        for n in range(1, 7)
+    ]
+    chunks.append(make_chunk(7, "src/other.py", "def g():\n    return 0", name="g"))
+    hits = [Hit(n, 10.0 - n) for n in range(1, 8)]
+    report = "Traceback (most recent call last):\n  File big.py\n    f1()\nValueError: bad"
+    question = "where are the small functions"
+    assert query_kind(report) == "long" and query_kind(question) == "question"
+    lexical = FakeSignal("lexical", {report: hits, question: hits})
+    searcher = Searcher("toy", FakeChunkSource(chunks), {"lexical": lexical})
+
+    def files(text: str, ranking: RankingOptions | None = None) -> list[str]:
+        return [r.path for r in searcher.search(text, limit=7, ranking=ranking).results]
+
+    cap = ROUTES["long"].max_per_file
+    assert cap > ROUTES["question"].max_per_file
+    # A pasted report: more of the file it is about before the next file.
+    assert files(report)[: cap + 1] == ["src/big.py"] * cap + ["src/other.py"]
+    assert files(question)[:4] == ["src/big.py"] * 3 + ["src/other.py"]
+    # An explicit cap (engine query --max-per-file) holds for every kind.
+    two = RankingOptions(max_per_file=2)
+    assert (
+        files(report, two)[:3] == files(question, two)[:3] == ["src/big.py"] * 2 + ["src/other.py"]
+    )

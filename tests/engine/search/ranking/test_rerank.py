@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from engine.search.ranking.options import RankingOptions
+from engine.search.ranking.options import MAX_PER_FILE, RankingOptions
 from engine.search.ranking.priors import path_prior
 from engine.search.ranking.rerank import rerank
 from engine.types import Result
@@ -78,6 +78,9 @@ def test_cap_per_file_and_limit() -> None:
     )
     assert [r.path for r in ranked] == ["a.py", "a.py", "b.py"]
     assert len(rerank(many, RankingOptions(max_per_file=10), 3)) == 3
+    # No cap given (a caller outside the searcher, which sets the route's): MAX_PER_FILE.
+    unset = rerank([*many, result("b.py", 1, 2, 0.1)], RankingOptions(fill=False), 10)
+    assert [r.path for r in unset] == ["a.py"] * MAX_PER_FILE + ["b.py"]
 
 
 def test_one_per_file_lists_distinct_files_first() -> None:
