@@ -37,7 +37,7 @@ from engine.index.home import Home
 from engine.search.ranking.options import DEFAULT_RANKING, RankingOptions
 from engine.search.routing import ROUTES, QueryKind, Route
 from engine.signal import IndexOptions, OpenOptions, SignalPlugin
-from engine.types import SignalRun
+from engine.types import Result
 from eval.benchmark import MIRROR_ROOT, BenchmarkError
 from eval.dataset import Target
 from eval.metrics import Ranked, mean
@@ -235,7 +235,6 @@ RANKINGS: dict[str, RankingVariant] = {
     "scope-all": RankingVariant(replace(DEFAULT_RANKING, file_scope="all")),
     "no-file-evidence": RankingVariant(DEFAULT_RANKING.without("file_evidence")),
     "no-path-evidence": RankingVariant(DEFAULT_RANKING.without("path_evidence")),
-    "k20": RankingVariant(routes=_long_route(k=20)),
     "k30": RankingVariant(routes=_long_route(k=30)),
     "k60": RankingVariant(routes=_long_route(k=60)),
     "vector-1": RankingVariant(routes=_long_route(vector=1.0)),
@@ -324,6 +323,16 @@ def _label(ranked: Sequence[Ranked]) -> list[str]:
     return [f"{r.path}:{r.start_line}-{r.end_line}" for r in ranked]
 
 
+def _scored(results: Sequence[Result], text: str, instance: Instance) -> VariantResult:
+    ranked = [Ranked(r.path, r.start_line, r.end_line) for r in results]
+    return VariantResult(
+        len(text),
+        gold_file_rank(ranked, instance),
+        function_hit(ranked, instance),
+        _label(ranked[:10]),
+    )
+
+
 def run_swebench(
     home: Home,
     plugins: Mapping[str, SignalPlugin],
@@ -373,15 +382,10 @@ def run_swebench(
             for name, reduce in variants.items():
                 text = reduce(instance.query)
                 response = opened.searcher.search(text, limit=LIMIT)
-                ranked = [Ranked(r.path, r.start_line, r.end_line) for r in response.results]
-                result.variants[name] = VariantResult(
-                    len(text),
-                    gold_file_rank(ranked, instance),
-                    function_hit(ranked, instance),
-                    _label(ranked[:10]),
-                )
+                result.variants[name] = _scored(response.results, text, instance)
                 query = Query(clean_query(text), Filters())
-                runs: dict[int, list[SignalRun]] = {}  # signal runs by depth, asked once per depth
+                # Signal runs by depth: the search's own are reused, others asked once each.
+                runs = {depth_for(LIMIT, opened.searcher.ranking): list(response.runs)}
                 for label, variant in (rankings or {}).items():
                     depth = depth_for(LIMIT, variant.ranking)
                     if depth not in runs:
@@ -389,13 +393,7 @@ def run_swebench(
                     replayed = opened.searcher.rank_runs(
                         query, runs[depth], LIMIT, variant.ranking, variant.routes
                     )
-                    ranked = [Ranked(r.path, r.start_line, r.end_line) for r in replayed]
-                    result.variants[f"{name}+{label}"] = VariantResult(
-                        len(text),
-                        gold_file_rank(ranked, instance),
-                        function_hit(ranked, instance),
-                        _label(ranked[:10]),
-                    )
+                    result.variants[f"{name}+{label}"] = _scored(replayed, text, instance)
         finally:
             opened.close()
         results.append(result)

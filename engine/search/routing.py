@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from engine.search.ranking.options import MAX_PER_FILE
 from engine.terms import analyze_query, identifiers, looks_like_identifier
 from engine.types import SignalRun
 
@@ -42,7 +43,7 @@ class Route:
     k: int
     weights: Mapping[str, float]
     # At most this many results of one file, unless the caller sets its own cap.
-    max_per_file: int = 3
+    max_per_file: int = MAX_PER_FILE
 
 
 # Tuned on jinja, ky and urfave-cli (eval.tune --kind ...); the self dataset is held out.
