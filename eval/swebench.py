@@ -38,6 +38,7 @@ from engine.search.ranking.options import DEFAULT_RANKING, RankingOptions
 from engine.search.routing import ROUTES, QueryKind, Route
 from engine.signal import IndexOptions, OpenOptions, SignalPlugin
 from engine.types import Result
+from eval import replay
 from eval.benchmark import MIRROR_ROOT, BenchmarkError
 from eval.dataset import Target
 from eval.metrics import Ranked, mean
@@ -343,7 +344,10 @@ def run_swebench(
     rankings: Mapping[str, RankingVariant] | None = None,
     mirror_root: Path = MIRROR_ROOT,
     on_result: Callable[[InstanceResult], None] = lambda _: None,
+    save_runs: Path | None = None,
 ) -> list[InstanceResult]:
+    """``save_runs``: a folder to save each instance's signal runs in, for ``replay_swebench``
+    (eval/replay.py)."""
     from engine.index.opening import open_index
     from engine.indexing.indexer import Indexer
     from engine.search.searcher import clean_query, depth_for
@@ -378,6 +382,7 @@ def run_swebench(
             report.files_added + report.files_changed + report.files_removed,
         )
         opened = open_index(home, instance.name, plugins, OpenOptions(home=home.root))
+        saved: list[replay.SavedQuery] = []
         try:
             for name, reduce in variants.items():
                 text = reduce(instance.query)
@@ -394,8 +399,63 @@ def run_swebench(
                         query, runs[depth], LIMIT, variant.ranking, variant.routes
                     )
                     result.variants[f"{name}+{label}"] = _scored(replayed, text, instance)
+                if save_runs is not None:
+                    deep = opened.searcher.run_signals(query, replay.SAVE_DEPTH, None)
+                    saved.append(replay.SavedQuery(name, query.text, deep))
+            if save_runs is not None:
+                data = replay.snapshot(
+                    opened.store,
+                    saved,
+                    id=instance.id,
+                    repo=instance.repo,
+                    indexSeconds=result.index_seconds,
+                    fullIndex=result.full_index,
+                    filesChanged=result.files_changed,
+                )
+                save_runs.mkdir(parents=True, exist_ok=True)
+                replay.save(save_runs / f"{instance.id}.json.gz", data)
         finally:
             opened.close()
+        results.append(result)
+        on_result(result)
+    return results
+
+
+def replay_swebench(
+    instances: Sequence[Instance],
+    runs_dir: Path,
+    *,
+    rankings: Mapping[str, RankingVariant] | None = None,
+    on_result: Callable[[InstanceResult], None] = lambda _: None,
+) -> list[InstanceResult]:
+    """Score saved runs (``run_swebench(save_runs=...)``) through the default ranking and each
+    of ``rankings``, without an index: what a pass would have measured with that ranking
+    stage, for a ranking change that reads nothing the pass did not save."""
+    from engine.search.searcher import Searcher, depth_for
+    from engine.types import Filters, Query
+
+    results: list[InstanceResult] = []
+    for instance in instances:
+        path = runs_dir / f"{instance.id}.json.gz"
+        if not path.is_file():
+            continue  # not reached (or skipped) by the pass that saved the folder
+        saved = replay.load(path)
+        result = InstanceResult(
+            instance.id,
+            instance.repo,
+            float(saved.meta["indexSeconds"]),
+            bool(saved.meta["fullIndex"]),
+            int(saved.meta["filesChanged"]),
+        )
+        searcher = Searcher(instance.name, saved.store, {})
+        chosen = {"": RankingVariant(), **(rankings or {})}
+        for query in saved.queries:
+            asked = Query(query.text, Filters())
+            for label, variant in chosen.items():
+                runs = replay.cut(query.runs, depth_for(LIMIT, variant.ranking))
+                ranked = searcher.rank_runs(asked, runs, LIMIT, variant.ranking, variant.routes)
+                name = f"{query.variant}+{label}" if label else query.variant
+                result.variants[name] = _scored(ranked, query.text, instance)
         results.append(result)
         on_result(result)
     return results
@@ -484,9 +544,11 @@ def summary_table(data: Mapping[str, Any]) -> str:
 
 def main(argv: Sequence[str] | None = None) -> None:
     """``python -m eval.swebench BENCHMARK_DIR [--repos flask,seaborn] [--max-instances N]
-    [--rankings per-file-5,k30] [--checkouts DIR] [--out FILE]``, under the evaluation's
-    ``$ENGINE_HOME``. ``--out`` is rewritten after every instance, so a run stopped after hours
-    keeps what it measured."""
+    [--rankings per-file-5,k30] [--checkouts DIR] [--out FILE] [--save-runs DIR |
+    --replay DIR]``, under the evaluation's ``$ENGINE_HOME``. ``--out`` is rewritten after
+    every instance, so a run stopped after hours keeps what it measured. ``--save-runs``
+    keeps each instance's signal runs; ``--replay`` scores a saved folder's runs through the
+    rankings in seconds, with no checkout or index (eval/replay.py)."""
     import argparse
     import sys
 
@@ -500,7 +562,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--checkouts", type=Path, default=DEFAULT_CHECKOUTS)
     parser.add_argument("--out", type=Path)
     parser.add_argument("--rankings", default="", help=f"of: {', '.join(RANKINGS)}")
+    parser.add_argument("--save-runs", type=Path, help="save each instance's signal runs here")
+    parser.add_argument("--replay", type=Path, help="score the runs saved in this folder")
     args = parser.parse_args(argv)
+    if args.replay is not None and not args.replay.is_dir():
+        raise UsageError(f"no saved runs at {args.replay} — give a --save-runs folder")
     rankings = rankings_named(args.rankings)
     only = [r for r in args.repos.split(",") if r] or None
     instances = load_instances(args.benchmark / "swebench-dev.jsonl", only, args.max_instances)
@@ -524,14 +590,18 @@ def main(argv: Sequence[str] | None = None) -> None:
             flush=True,
         )
 
-    results = run_swebench(
-        Home(engine_home()),
-        plugins(),
-        instances,
-        args.checkouts.resolve(),
-        rankings=rankings,
-        on_result=report,
-    )
+    if args.replay is not None:
+        results = replay_swebench(instances, args.replay, rankings=rankings, on_result=report)
+    else:
+        results = run_swebench(
+            Home(engine_home()),
+            plugins(),
+            instances,
+            args.checkouts.resolve(),
+            rankings=rankings,
+            on_result=report,
+            save_runs=args.save_runs,
+        )
     data = run_json(results)
     if args.out:
         args.out.write_bytes(orjson.dumps(data, option=orjson.OPT_INDENT_2))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 
 import orjson
@@ -23,6 +24,7 @@ from eval.swebench import (
     gold_file_rank,
     load_instances,
     rankings_named,
+    replay_swebench,
     run_json,
     run_swebench,
     summarize,
@@ -275,6 +277,47 @@ def test_ranking_variants_replay_the_same_runs_through_another_ranking_stage(
     assert set(run_json([result])["summary"]) == set(result.variants)
     with pytest.raises(UsageError, match="unknown ranking variant nope"):
         rankings_named("per-file-5,nope")
+
+
+def test_saved_runs_replay_to_the_scores_the_live_pass_measured(tmp_path: Path) -> None:
+    from engine.index.home import Home
+    from signals.registry import plugins
+
+    work = tmp_path / "work"
+    (work / "src").mkdir(parents=True)
+    (work / "src" / "tool.py").write_text(
+        "".join(f"def run_the_tool_{n}():\n    return {n}\n\n\n" for n in "abcd")
+    )
+    (work / "src" / "other.py").write_text("def run_the_tool_elsewhere():\n    return 2\n")
+    git(work, "init", "-q")
+    git(work, "add", ".")
+    git(work, "commit", "-qm", "one")
+    mirror = tmp_path / "mirror"
+    git(tmp_path, "clone", "-q", "--bare", str(work), str(mirror / "o+tool" / "repo"))
+    query = "Traceback:\n  run_the_tool_b fails\n  in run_the_tool_elsewhere\n  and run_the_tool_c"
+    commit = git(work, "rev-parse", "HEAD")
+    gold = (Target("src/other.py", 1, 2),)
+    instances = [Instance("tool-1", "o/tool", commit, "2020", query, ("src/tool.py",), gold)]
+    rankings = rankings_named("per-file-1,k30")
+    saved = tmp_path / "runs"
+
+    [live] = run_swebench(
+        Home(tmp_path / "home"),
+        plugins(),
+        instances,
+        tmp_path / "checkouts",
+        rankings=rankings,
+        mirror_root=mirror,
+        save_runs=saved,
+    )
+    [replayed] = replay_swebench(
+        [*instances, replace(instances[0], id="tool-2")], saved, rankings=rankings
+    )
+
+    assert [p.name for p in saved.iterdir()] == ["tool-1.json.gz"]  # tool-2 was never run
+    assert replayed.variants == live.variants  # every text and ranking variant, as measured
+    assert (replayed.index_seconds, replayed.full_index) == (live.index_seconds, True)
+    assert replayed.files_changed == live.files_changed == 2
 
 
 # --- query reduction -------------------------------------------------------------------------
