@@ -238,6 +238,9 @@ class Result:
     # a window of a long function): 1-based inclusive file lines; 0 when the chunk is whole.
     definition_start_line: int = 0
     definition_end_line: int = 0
+    # A later part of its definition, not its header: fields between a class's methods, a long
+    # body's second window. It shares the definition's name and kind but does not define it.
+    continued: bool = False
 
     def contract_json(self) -> dict[str, object]:
         """The fields every answer carries in JSON (``engine query --json``, the agent tool,

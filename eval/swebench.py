@@ -216,19 +216,28 @@ class RankingVariant:
     routes: Mapping[QueryKind, Route] = field(default_factory=lambda: ROUTES)
 
 
-def _long_route(k: int | None = None, vector: float | None = None) -> Mapping[QueryKind, Route]:
+def _long_route(
+    k: int | None = None, vector: float | None = None, symbol: float | None = None
+) -> Mapping[QueryKind, Route]:
     long = ROUTES["long"]
     weights = dict(long.weights)
     if vector is not None:
         weights["vector"] = vector
+    if symbol is not None:
+        weights["symbol"] = symbol
     routed = Route(k if k is not None else long.k, weights, long.max_per_file)
     return {**ROUTES, "long": routed}
 
 
 # The ablations of the long route measured for eval/RESULTS.md (``--rankings a,b``).
 RANKINGS: dict[str, RankingVariant] = {
-    # The long route before session 13 (k 10, 3 per file), for the record.
-    "before": RankingVariant(replace(DEFAULT_RANKING, max_per_file=3), _long_route(k=10)),
+    # The engine before session 13 (k 10, 3 per file) and before session 14 (k 20, 5 per
+    # file; every chunk of a class boosted as its definition, no mentioned definitions).
+    "before": RankingVariant(
+        replace(DEFAULT_RANKING, max_per_file=3, definition_heads=False, mention_files=0),
+        _long_route(k=10),
+    ),
+    "session-13": RankingVariant(replace(DEFAULT_RANKING, definition_heads=False, mention_files=0)),
     "per-file-1": RankingVariant(replace(DEFAULT_RANKING, max_per_file=1)),
     "per-file-3": RankingVariant(replace(DEFAULT_RANKING, max_per_file=3)),
     "per-file-5": RankingVariant(replace(DEFAULT_RANKING, max_per_file=5)),
@@ -236,10 +245,23 @@ RANKINGS: dict[str, RankingVariant] = {
     "scope-all": RankingVariant(replace(DEFAULT_RANKING, file_scope="all")),
     "no-file-evidence": RankingVariant(DEFAULT_RANKING.without("file_evidence")),
     "no-path-evidence": RankingVariant(DEFAULT_RANKING.without("path_evidence")),
+    "no-definition-heads": RankingVariant(DEFAULT_RANKING.without("definition_heads")),
     "k30": RankingVariant(routes=_long_route(k=30)),
     "k60": RankingVariant(routes=_long_route(k=60)),
     "vector-1": RankingVariant(routes=_long_route(vector=1.0)),
     "k10": RankingVariant(routes=_long_route(k=10)),
+    "symbol-0.25": RankingVariant(routes=_long_route(symbol=0.25)),
+    "symbol-0.5": RankingVariant(routes=_long_route(symbol=0.5)),
+    "symbol-1": RankingVariant(routes=_long_route(symbol=1.0)),
+    "no-mentions": RankingVariant(replace(DEFAULT_RANKING, mention_files=0)),
+    "mentions-1": RankingVariant(replace(DEFAULT_RANKING, mention_files=1)),
+    "mentions-5": RankingVariant(replace(DEFAULT_RANKING, mention_files=5)),
+    "mentions-10": RankingVariant(replace(DEFAULT_RANKING, mention_files=10)),
+    "mention-share-0.25": RankingVariant(replace(DEFAULT_RANKING, mention_share=0.25)),
+    "mention-share-1": RankingVariant(replace(DEFAULT_RANKING, mention_share=1.0)),
+    "mention-share-1.5": RankingVariant(replace(DEFAULT_RANKING, mention_share=1.5)),
+    "candidates-100": RankingVariant(replace(DEFAULT_RANKING, candidates=100)),
+    "candidates-200": RankingVariant(replace(DEFAULT_RANKING, candidates=200)),
 }
 
 

@@ -56,6 +56,11 @@ class FakeChunkSource:
     def chunks(self, ids: Sequence[int]) -> Mapping[int, Chunk]:
         return {i: self._chunks[i] for i in ids if i in self._chunks}
 
+    def chunks_in_file(self, path: str) -> list[Chunk]:
+        return sorted(
+            (c for c in self._chunks.values() if c.path == path), key=lambda c: c.start_line
+        )
+
     def iter_chunks(self) -> Iterator[Chunk]:
         return iter([self._chunks[i] for i in sorted(self._chunks)])
 

@@ -11,19 +11,22 @@ import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from engine.errors import UsageError
 from engine.search.confidence import low_confidence
 from engine.search.definitions import DefinitionSource, qualified_names, whole_definitions
 from engine.search.freshness import FileView, checked
 from engine.search.fusion import DEFAULT_K, Fused, reciprocal_rank_fusion
+from engine.search.ranking.definitions import continues_definition
+from engine.search.ranking.mentions import MENTION_ORDER_DECAY, Mentions, mention_strength
 from engine.search.ranking.options import DEFAULT_RANKING, RankingOptions
 from engine.search.ranking.rerank import RankQuery, rerank
 from engine.search.routing import ROUTES, QueryKind, Route, query_kind, tier_weights
 from engine.signal import Signal, TieredSignal
 from engine.types import (
     Chunk,
+    Contribution,
     Filters,
     Location,
     Query,
@@ -65,6 +68,34 @@ def _matches(chunk: Chunk | None, location: Location | None, filters: Filters) -
     if filters.languages and chunk.language not in filters.languages:
         return False
     return not (filters.kinds and chunk.kind not in filters.kinds)
+
+
+def _chunk_result(
+    repo: str, chunk: Chunk, score: float, contributions: tuple[Contribution, ...]
+) -> Result:
+    return Result(
+        repo=repo,
+        path=chunk.path,
+        start_line=chunk.start_line,
+        end_line=chunk.end_line,
+        symbol_name=chunk.qualified_name or chunk.name,
+        content=chunk.text,
+        score=round(score, 4),
+        sources=tuple(c.signal for c in contributions),
+        chunk_id=chunk.id,
+        language=chunk.language,
+        kind=chunk.kind,
+        contributions=contributions,
+        name=chunk.name,
+        continued=continues_definition(chunk.kind, chunk.signature, chunk.text),
+    )
+
+
+@runtime_checkable
+class FileReader(Protocol):
+    """engine.index.store.ChunkStore: a file's chunks, for the mentioned definitions."""
+
+    def chunks_in_file(self, path: str) -> list[Chunk]: ...
 
 
 class Searcher:
@@ -221,7 +252,9 @@ class Searcher:
             ranking,
             weights=weights,
             k=self.k if self.k is not None else chosen.k,
-            query=RankQuery.of(query.text, identifier_query=kind == "identifier"),
+            query=RankQuery.of(
+                query.text, identifier_query=kind == "identifier", long=kind == "long"
+            ),
         )
 
     def rank(
@@ -246,10 +279,60 @@ class Searcher:
         )
         candidates = self._results(fused, filters, max(limit * 4, ranking.candidates))
         # Qualified names and whole definitions come from the store (a fake may have none).
-        if not isinstance(self.store, DefinitionSource):
-            return rerank(candidates, ranking, limit, query)
-        ranked = rerank(qualified_names(candidates, self.store), ranking, limit, query)
-        return whole_definitions(ranked, self.store)
+        if isinstance(self.store, DefinitionSource):
+            candidates = qualified_names(candidates, self.store)
+        ranked = rerank(candidates, ranking, limit, query)
+        if query is not None and query.mentions and ranking.mention_files > 0:
+            extra = self._mentioned(ranked, candidates, query.mentions, ranking)
+            if extra:
+                if isinstance(self.store, DefinitionSource):
+                    extra = qualified_names(extra, self.store)
+                ranked = rerank([*candidates, *extra], ranking, limit, query)
+        if isinstance(self.store, DefinitionSource):
+            return whole_definitions(ranked, self.store)
+        return ranked
+
+    def _mentioned(
+        self,
+        ranked: Sequence[Result],
+        candidates: Sequence[Result],
+        mentions: Mentions,
+        ranking: RankingOptions,
+    ) -> list[Result]:
+        """The chunks of the ranking's first files that define a name the query mentions and
+        are not candidates yet, each at a share of its file's best fused score
+        (engine/search/ranking/mentions.py)."""
+        if not isinstance(self.store, FileReader):
+            return []
+        files = list(dict.fromkeys(r.path for r in ranked))[: ranking.mention_files]
+        known = {r.chunk_id for r in candidates if r.chunk_id is not None}
+        best: dict[str, float] = {}
+        for r in candidates:
+            best[r.path] = max(best.get(r.path, 0.0), r.score)
+        extra: list[Result] = []
+        for path in files:
+            for chunk in self.store.chunks_in_file(path):
+                if chunk.id in known:
+                    continue
+                strength = mention_strength(chunk.name, chunk.qualified_name, mentions)
+                if strength <= 0:
+                    continue
+                if continues_definition(chunk.kind, chunk.signature, chunk.text):
+                    continue
+                order = mentions.names.get(chunk.name, len(mentions.names))
+                score = best.get(path, 0.0) * ranking.mention_share * strength
+                score *= MENTION_ORDER_DECAY ** min(order, 50)
+                # Found by the ranking stage, not a signal: tagged and explained as "mentions"
+                # (its rank: the order of the name's first mention; -1 for a suffix or a class).
+                why = Contribution(
+                    "mentions",
+                    order + 1 if chunk.name in mentions.names else -1,
+                    strength,
+                    ranking.mention_share,
+                    score,
+                )
+                extra.append(_chunk_result(self.repo, chunk, score, (why,)))
+        return extra
 
     def _results(self, fused: list[Fused], filters: Filters, limit: int) -> list[Result]:
         results: list[Result] = []
@@ -270,23 +353,7 @@ class Searcher:
                 continue
             sources = tuple(c.signal for c in item.contributions)
             if chunk is not None:
-                results.append(
-                    Result(
-                        repo=self.repo,
-                        path=chunk.path,
-                        start_line=chunk.start_line,
-                        end_line=chunk.end_line,
-                        symbol_name=chunk.qualified_name or chunk.name,
-                        content=chunk.text,
-                        score=round(item.score, 4),
-                        sources=sources,
-                        chunk_id=chunk.id,
-                        language=chunk.language,
-                        kind=chunk.kind,
-                        contributions=item.contributions,
-                        name=chunk.name,
-                    )
-                )
+                results.append(_chunk_result(self.repo, chunk, item.score, item.contributions))
             elif location is not None:
                 results.append(
                     Result(

@@ -67,6 +67,18 @@ def query_names(text: str, identifier_query: bool) -> QueryNames:
     return QueryNames(tuple(dict.fromkeys(names)), qualified, not identifier_query)
 
 
+def continues_definition(kind: str, signature: str, text: str) -> bool:
+    """Whether a chunk of a type is a later part of it, not its header: the chunker gives
+    the fields between a class's methods (and the windows of a long header) the class's
+    name, kind and signature (engine/chunking/layout.py), and only the header holds the
+    signature's line. A long function's later windows are not counted: they are its body,
+    where a stack frame's line points."""
+    if kind not in TYPE_KINDS and kind not in {"impl", "module"}:
+        return False
+    head = signature.strip().splitlines()[0].strip() if signature.strip() else ""
+    return bool(head) and head not in text
+
+
 def _flat(name: str) -> str:
     return name.replace("_", "").replace("-", "").lower()
 
@@ -78,10 +90,13 @@ def definition_factor(
     path: str,
     query: QueryNames,
     boosts: DefinitionBoosts = DEFAULT_BOOSTS,
+    *,
+    continued: bool = False,
 ) -> tuple[float, str]:
     """The multiplier for a chunk that defines ``name`` (1.0 when the query names no such
-    symbol), and the reason shown by ``--explain``."""
-    if not name or not query.names:
+    symbol, or when the chunk is a later part of the definition: ``continued``), and the
+    reason shown by ``--explain``."""
+    if not name or not query.names or continued:
         return 1.0, ""
     if kind in TYPE_KINDS or kind == "module":  # a named module: Ruby's, Elixir's, a namespace
         base = boosts.type_kind

@@ -32,6 +32,12 @@ class RankingOptions:
     candidates: int = 50  # fused results the ranking stage sees (each signal is asked as many)
     dedupe: bool = True
     definitions: bool = True  # definition first (engine/search/ranking/definitions.py)
+    # ... for the chunk holding the definition's header only, not its later parts
+    definition_heads: bool = True
+    # A long query's mentioned definitions, looked up in the ranking's first this many files
+    # (engine/search/ranking/mentions.py; 0: off), each at this share of its file's best score
+    mention_files: int = 3
+    mention_share: float = 0.5
     path_evidence: bool = (
         True  # query words naming the path (engine/search/ranking/path_evidence.py)
     )
@@ -59,6 +65,13 @@ class RankingOptions:
 
 # The ranking features that can be switched off one at a time, as the evaluation's ablation
 # rows do (each a boolean field above, except "priors": every path prior).
-FEATURES: tuple[str, ...] = ("definitions", "path_evidence", "file_evidence", "priors", "dedupe")
+FEATURES: tuple[str, ...] = (
+    "definitions",
+    "definition_heads",
+    "path_evidence",
+    "file_evidence",
+    "priors",
+    "dedupe",
+)
 
 DEFAULT_RANKING = RankingOptions()

@@ -23,6 +23,7 @@ from engine.search.ranking.definitions import (
     query_names,
 )
 from engine.search.ranking.file_evidence import DECAY, OTHERS, file_bonuses
+from engine.search.ranking.mentions import NO_MENTIONS, Mentions, mentions_of
 from engine.search.ranking.options import MAX_PER_FILE, RankingOptions
 from engine.search.ranking.path_evidence import path_share
 from engine.search.ranking.priors import result_prior
@@ -36,10 +37,13 @@ class RankQuery:
 
     names: QueryNames
     stems: tuple[str, ...]
+    # A long query's code-like names, for the definitions its first files hold (mentions.py).
+    mentions: Mentions = NO_MENTIONS
 
     @classmethod
-    def of(cls, text: str, identifier_query: bool) -> RankQuery:
-        return cls(query_names(text, identifier_query), content_stems(text))
+    def of(cls, text: str, identifier_query: bool, long: bool = False) -> RankQuery:
+        mentions = mentions_of(text) if long else NO_MENTIONS
+        return cls(query_names(text, identifier_query), content_stems(text), mentions)
 
 
 def _content_key(result: Result) -> str:
@@ -63,7 +67,12 @@ def _adjusted(
             continue
         if options.definitions:
             factor, why = definition_factor(
-                r.kind, r.name, r.qualified_name or r.symbol_name, r.path, query.names
+                r.kind,
+                r.name,
+                r.qualified_name or r.symbol_name,
+                r.path,
+                query.names,
+                continued=r.continued and options.definition_heads,
             )
             if factor != 1.0:
                 mine.append(Adjustment("definitions", factor, why))

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 import pytest
 
@@ -157,3 +158,85 @@ def test_the_per_file_cap_follows_the_query_kind_unless_the_caller_sets_one() ->
     assert (
         files(report, two)[:3] == files(question, two)[:3] == ["src/big.py"] * 2 + ["src/other.py"]
     )
+
+
+REPORT = """Widget.render() draws nothing
+Calling `w.render()` on a Widget returns an empty string:
+
+    >>> Widget(3).render()
+    ''
+"""
+
+
+def test_a_report_brings_in_the_definitions_it_names_from_its_first_files() -> None:
+    chunks = [
+        make_chunk(1, "ui/widget.py", "class Widget:\n    size = 3", name="Widget", kind="class"),
+        make_chunk(
+            2,
+            "ui/widget.py",
+            "def _draw_render(self):\n    return ''",
+            start_line=20,
+            name="_draw_render",
+            kind="method",
+        ),
+        make_chunk(
+            3,
+            "ui/widget.py",
+            "def resize(self):\n    pass",
+            start_line=30,
+            name="resize",
+            kind="method",
+        ),
+        make_chunk(4, "ui/other.py", "def render():\n    pass", name="render"),
+        make_chunk(
+            5,
+            "ui/widget.py",
+            "def __init__(self, n):\n    self.n = n",
+            start_line=10,
+            name="__init__",
+            kind="method",
+        ),
+    ]
+    # The qualified names a member has in its file (make_chunk gives the bare name).
+    chunks = [
+        replace(c, qualified_name=f"Widget.{c.name}") if c.kind == "method" else c for c in chunks
+    ]
+    assert query_kind(REPORT) == "long"
+    lexical = FakeSignal("lexical", {REPORT: [Hit(1, 2.0)]})  # the signals found the class only
+    searcher = Searcher("toy", FakeChunkSource(chunks), {"lexical": lexical})
+
+    found = {r.chunk_id: r for r in searcher.search(REPORT, limit=10).results}
+    # _draw_render ends in the called name, __init__ builds the class the report calls;
+    # resize is not named, and ui/other.py is not among the ranking's first files.
+    assert set(found) == {1, 2, 5}
+    assert found[2].sources == ("mentions",) and found[2].score < found[1].score
+    assert [c.signal for c in found[2].contributions] == ["mentions"]  # what --explain shows
+    off = searcher.search(REPORT, limit=10, ranking=RankingOptions(mention_files=0)).results
+    assert [r.chunk_id for r in off] == [1]
+    # A question is not a report: its names are left to the signals.
+    lexical.answers["how does a Widget render"] = [Hit(1, 2.0)]
+    asked = searcher.search("how does a Widget render", limit=10).results
+    assert [r.chunk_id for r in asked] == [1]
+
+
+def test_only_the_header_of_a_class_counts_as_its_definition() -> None:
+    header = make_chunk(1, "a.py", "class Foo(Base):\n    x = 1", name="Foo", kind="class")
+    later = make_chunk(
+        2,
+        "a.py",
+        "    y = 2\n    z = 3",
+        name="Foo",
+        kind="class",
+        start_line=40,
+        signature="class Foo(Base):",
+    )
+    lexical = FakeSignal("lexical", {"Foo": [Hit(2, 3.0), Hit(1, 1.0)]})
+    searcher = Searcher("toy", FakeChunkSource([header, later]), {"lexical": lexical})
+
+    ranked = searcher.search("Foo", limit=10).results
+    assert [r.chunk_id for r in ranked] == [1, 2]
+    assert ranked[1].continued and not ranked[0].continued
+    assert not any(a.feature == "definitions" for a in ranked[1].adjustments)
+    # Off, every part of the class is boosted alike and the signal's order stands.
+    both = searcher.search("Foo", limit=10, ranking=RankingOptions().without("definition_heads"))
+    assert [r.chunk_id for r in both.results] == [2, 1]
