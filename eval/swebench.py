@@ -260,6 +260,11 @@ RANKINGS: dict[str, RankingVariant] = {
     "mention-share-0.25": RankingVariant(replace(DEFAULT_RANKING, mention_share=0.25)),
     "mention-share-1": RankingVariant(replace(DEFAULT_RANKING, mention_share=1.0)),
     "mention-share-1.5": RankingVariant(replace(DEFAULT_RANKING, mention_share=1.5)),
+    "mention-weight-0.25": RankingVariant(replace(DEFAULT_RANKING, mention_weight=0.25)),
+    "mention-weight-0.5": RankingVariant(replace(DEFAULT_RANKING, mention_weight=0.5)),
+    "mention-weight-0": RankingVariant(replace(DEFAULT_RANKING, mention_weight=0.0)),
+    "mention-weight-2": RankingVariant(replace(DEFAULT_RANKING, mention_weight=2.0)),
+    "mention-weight-4": RankingVariant(replace(DEFAULT_RANKING, mention_weight=4.0)),
     "candidates-100": RankingVariant(replace(DEFAULT_RANKING, candidates=100)),
     "candidates-200": RankingVariant(replace(DEFAULT_RANKING, candidates=200)),
 }

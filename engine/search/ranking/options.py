@@ -38,6 +38,9 @@ class RankingOptions:
     # (engine/search/ranking/mentions.py; 0: off), each at this share of its file's best score
     mention_files: int = 3
     mention_share: float = 0.5
+    # ... and a candidate that defines a mentioned name (by suffix or as a called class's
+    # constructor: an exact name is definition first's) is multiplied by 1 + this x strength
+    mention_weight: float = 1.0
     path_evidence: bool = (
         True  # query words naming the path (engine/search/ranking/path_evidence.py)
     )

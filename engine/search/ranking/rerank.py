@@ -23,7 +23,7 @@ from engine.search.ranking.definitions import (
     query_names,
 )
 from engine.search.ranking.file_evidence import DECAY, OTHERS, file_bonuses
-from engine.search.ranking.mentions import NO_MENTIONS, Mentions, mentions_of
+from engine.search.ranking.mentions import NO_MENTIONS, Mentions, mention_strength, mentions_of
 from engine.search.ranking.options import MAX_PER_FILE, RankingOptions
 from engine.search.ranking.path_evidence import path_share
 from engine.search.ranking.priors import result_prior
@@ -95,6 +95,8 @@ def _adjusted(
                 factor = 1 + bonuses[i] / scores[i]
                 factors[i].append(Adjustment("file_evidence", factor, "file hit often"))
                 scores[i] += bonuses[i]
+        if options.mention_weight > 0 and query.mentions:
+            _lift_mentioned(results, scores, factors, options, query.mentions)
     scale = _max_factor(options, query)
     adjusted: list[Result] = []
     for r, f, score in zip(results, factors, scores, strict=True):
@@ -109,6 +111,44 @@ def _adjusted(
             )
         )
     return adjusted
+
+
+def _lift_mentioned(
+    results: Sequence[Result],
+    scores: list[float],
+    factors: list[list[Adjustment]],
+    options: RankingOptions,
+    mentions: Mentions,
+) -> None:
+    """In the first ``mention_files`` files, a chunk defining a name the report mentions (not
+    an exact name: definition first has those) is lifted, up to its file's best score: it
+    re-orders a file's chunks, never the files. Of a long definition cut into windows, only
+    its best window is lifted."""
+    order = sorted(range(len(results)), key=lambda i: -scores[i])
+    best: dict[str, float] = {}
+    for i in order:
+        if results[i].path not in best:
+            if len(best) >= options.mention_files:
+                continue
+            best[results[i].path] = scores[i]
+    done: set[tuple[str, str]] = set()  # one chunk per definition: a long one's best window
+    for i in order:
+        r = results[i]
+        top = best.get(r.path)
+        if top is None or r.continued or any(a.feature == "definitions" for a in factors[i]):
+            continue
+        if (r.path, r.symbol_name) in done:
+            continue
+        done.add((r.path, r.symbol_name))
+        strength = mention_strength(r.name, r.symbol_name, mentions)
+        if strength <= 0 or scores[i] <= 0:
+            continue
+        lifted = min(top, scores[i] * (1.0 + options.mention_weight * strength))
+        if lifted > scores[i]:
+            factors[i].append(
+                Adjustment("mentions", lifted / scores[i], f"the report names {r.name}")
+            )
+            scores[i] = lifted
 
 
 def _best_per_file(results: Sequence[Result], scores: Sequence[float]) -> set[int]:

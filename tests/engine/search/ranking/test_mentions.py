@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+import pytest
+
 from engine.search.ranking.definitions import continues_definition
 from engine.search.ranking.mentions import (
     CONSTRUCTOR,
@@ -11,6 +15,9 @@ from engine.search.ranking.mentions import (
     mention_strength,
     mentions_of,
 )
+from engine.search.ranking.options import RankingOptions
+from engine.search.ranking.rerank import RankQuery, rerank
+from engine.types import Result
 
 REPORT = """Please make Matrix.col_insert() work
 Calling `Permutation([[0, 1]])` fails. The Poly printer and sinc are wrong; see
@@ -52,3 +59,58 @@ def test_a_later_part_of_a_class_continues_it_but_a_long_functions_window_does_n
     assert continues_definition("class", "class Foo(Base):", "    y = 2")
     assert not continues_definition("method", "def run(self):", "        return 2")
     assert not continues_definition("module", "", "import os")
+
+
+def chunk_result(path: str, score: float, name: str, line: int, kind: str = "method") -> Result:
+    return Result(
+        repo="r",
+        path=path,
+        start_line=line,
+        end_line=line + 5,
+        symbol_name=f"Printer.{name}",
+        content=f"{path}:{line}",
+        score=score,
+        sources=("lexical",),
+        kind=kind,
+        name=name,
+    )
+
+
+def test_a_mentioned_definition_is_lifted_within_its_file_never_past_the_files_best() -> None:
+    report = "Printing a Poly is wrong\n\n```\n>>> latex(Poly(x))\n```\nand `Matrix` too.\n"
+    best = chunk_result("printing/latex.py", 0.9, "doprint", 1)
+    other = chunk_result("printing/latex.py", 0.5, "_print_Add", 20)
+    named = chunk_result("printing/latex.py", 0.3, "_print_Poly", 40)
+    window = chunk_result("printing/latex.py", 0.2, "_print_Poly", 46)  # its second window
+    elsewhere = chunk_result("printing/str.py", 0.8, "emptyPrinter", 1)
+    query = RankQuery.of(report, identifier_query=False, long=True)
+    options = RankingOptions(max_per_file=10, path_evidence=False, file_evidence=False)
+
+    ranked = rerank([best, other, named, window, elsewhere], options, 10, query)
+    lines = [(r.path.split("/")[1], r.start_line) for r in ranked]
+    assert lines == [
+        ("latex.py", 1),
+        ("str.py", 1),
+        ("latex.py", 40),
+        ("latex.py", 20),
+        ("latex.py", 46),
+    ]
+    [lift] = [a for a in ranked[2].adjustments if a.feature == "mentions"]
+    assert lift.factor == pytest.approx(1.0 + SUFFIX) and "Poly" in lift.reason
+    assert not any(a.feature == "mentions" for a in ranked[4].adjustments)  # one per definition
+    # Off, or for a question (no mentions are read), the fused order stands.
+    plain = [
+        (r.path.split("/")[1], r.start_line)
+        for r in rerank(
+            [best, other, named, window, elsewhere], replace(options, mention_weight=0.0), 10, query
+        )
+    ]
+    assert plain == [
+        ("latex.py", 1),
+        ("str.py", 1),
+        ("latex.py", 20),
+        ("latex.py", 40),
+        ("latex.py", 46),
+    ]
+    asked = RankQuery.of(report, identifier_query=False)
+    assert not asked.mentions
