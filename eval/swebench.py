@@ -263,8 +263,10 @@ RANKINGS: dict[str, RankingVariant] = {
     "mention-weight-0.25": RankingVariant(replace(DEFAULT_RANKING, mention_weight=0.25)),
     "mention-weight-0.5": RankingVariant(replace(DEFAULT_RANKING, mention_weight=0.5)),
     "mention-weight-0": RankingVariant(replace(DEFAULT_RANKING, mention_weight=0.0)),
-    "mention-weight-2": RankingVariant(replace(DEFAULT_RANKING, mention_weight=2.0)),
+    "mention-weight-1": RankingVariant(replace(DEFAULT_RANKING, mention_weight=1.0)),
+    "mention-weight-3": RankingVariant(replace(DEFAULT_RANKING, mention_weight=3.0)),
     "mention-weight-4": RankingVariant(replace(DEFAULT_RANKING, mention_weight=4.0)),
+    "mention-weight-8": RankingVariant(replace(DEFAULT_RANKING, mention_weight=8.0)),
     "candidates-100": RankingVariant(replace(DEFAULT_RANKING, candidates=100)),
     "candidates-200": RankingVariant(replace(DEFAULT_RANKING, candidates=200)),
 }

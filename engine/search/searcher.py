@@ -19,7 +19,7 @@ from engine.search.definitions import DefinitionSource, qualified_names, whole_d
 from engine.search.freshness import FileView, checked
 from engine.search.fusion import DEFAULT_K, Fused, reciprocal_rank_fusion
 from engine.search.ranking.definitions import continues_definition
-from engine.search.ranking.mentions import MENTION_ORDER_DECAY, Mentions, mention_strength
+from engine.search.ranking.mentions import Mentions, mention_strength
 from engine.search.ranking.options import DEFAULT_RANKING, RankingOptions
 from engine.search.ranking.rerank import RankQuery, rerank
 from engine.search.routing import ROUTES, QueryKind, Route, query_kind, tier_weights
@@ -319,17 +319,11 @@ class Searcher:
                     continue
                 if continues_definition(chunk.kind, chunk.signature, chunk.text):
                     continue
-                order = mentions.names.get(chunk.name, len(mentions.names))
                 score = best.get(path, 0.0) * ranking.mention_share * strength
-                score *= MENTION_ORDER_DECAY ** min(order, 50)
                 # Found by the ranking stage, not a signal: tagged and explained as "mentions"
-                # (its rank: the order of the name's first mention; -1 for a suffix or a class).
+                # (raw: the strength of the match; rank: its place in the file's chunks).
                 why = Contribution(
-                    "mentions",
-                    order + 1 if chunk.name in mentions.names else -1,
-                    strength,
-                    ranking.mention_share,
-                    score,
+                    "mentions", len(extra) + 1, strength, ranking.mention_share, score
                 )
                 extra.append(_chunk_result(self.repo, chunk, score, (why,)))
         return extra

@@ -34,6 +34,7 @@ CONSTRUCTOR = 0.8
 OWNER = 1.25  # the class it is a member of is named too (``Matrix.col_insert``)
 # A later mention counts a little less: a report names what it is about first (its title).
 MENTION_ORDER_DECAY = 0.99
+MAX_ORDER = 50
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,18 +81,23 @@ def mentions_of(text: str) -> Mentions:
 def mention_strength(name: str, qualified_name: str, mentions: Mentions) -> float:
     """How strongly the chunk defining ``name`` (``qualified_name`` within its file) is
     named by the report: EXACT, SUFFIX or CONSTRUCTOR, times OWNER when its class is named
-    too; 0 when it is not named."""
+    too, times MENTION_ORDER_DECAY per mention before the one it matched; 0 when it is not
+    named."""
     if not name or not mentions:
         return 0.0
     owner = qualified_name.rsplit(".", 2)[-2] if "." in qualified_name else ""
     by_owner = OWNER if owner in mentions.names else 1.0
     if name in mentions.names:
-        return EXACT * by_owner
+        return EXACT * by_owner * _decay(mentions, name)
     parts = name.split("_")
     for i in range(1, len(parts)):
         suffix = "_".join(parts[i:])
         if len(suffix) >= MIN_CHARS and suffix in mentions.names and any(parts[:i]):
-            return SUFFIX * by_owner
+            return SUFFIX * by_owner * _decay(mentions, suffix)
     if name in CONSTRUCTORS and owner and owner in mentions.called:
-        return CONSTRUCTOR
+        return CONSTRUCTOR * _decay(mentions, owner)
     return 0.0
+
+
+def _decay(mentions: Mentions, name: str) -> float:
+    return float(MENTION_ORDER_DECAY ** min(mentions.names.get(name, 0), MAX_ORDER))

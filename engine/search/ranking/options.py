@@ -40,7 +40,7 @@ class RankingOptions:
     mention_share: float = 0.5
     # ... and a candidate that defines a mentioned name (by suffix or as a called class's
     # constructor: an exact name is definition first's) is multiplied by 1 + this x strength
-    mention_weight: float = 1.0
+    mention_weight: float = 2.0
     path_evidence: bool = (
         True  # query words naming the path (engine/search/ranking/path_evidence.py)
     )

@@ -137,8 +137,8 @@ def _lift_mentioned(
         top = best.get(r.path)
         if top is None or r.continued or any(a.feature == "definitions" for a in factors[i]):
             continue
-        if (r.path, r.symbol_name) in done:
-            continue
+        if (r.path, r.symbol_name) in done or r.sources == ("mentions",):
+            continue  # a later window, or a chunk the stage added at its match's strength
         done.add((r.path, r.symbol_name))
         strength = mention_strength(r.name, r.symbol_name, mentions)
         if strength <= 0 or scores[i] <= 0:

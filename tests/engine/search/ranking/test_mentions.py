@@ -10,6 +10,7 @@ from engine.search.ranking.definitions import continues_definition
 from engine.search.ranking.mentions import (
     CONSTRUCTOR,
     EXACT,
+    MENTION_ORDER_DECAY,
     OWNER,
     SUFFIX,
     mention_strength,
@@ -42,13 +43,23 @@ def test_names_written_like_code_count_and_sentence_openers_do_not() -> None:
 
 def test_a_chunk_matches_by_its_name_a_suffix_of_it_or_as_a_called_class_constructor() -> None:
     mentions = mentions_of(REPORT)
-    assert mention_strength("col_insert", "Matrix.col_insert", mentions) == EXACT * OWNER
-    assert mention_strength("_print_MatAdd", "LatexPrinter._print_MatAdd", mentions) == EXACT
-    assert mention_strength("_eval_col_insert", "MatrixShaping._eval_col_insert", mentions) == (
-        SUFFIX
+    # Each later mention counts a little less: col_insert is the second, Permutation the third.
+    decay = MENTION_ORDER_DECAY
+    assert mention_strength("col_insert", "Matrix.col_insert", mentions) == pytest.approx(
+        EXACT * OWNER * decay
     )
-    assert mention_strength("_print_Poly", "LatexPrinter._print_Poly", mentions) == SUFFIX
-    assert mention_strength("__new__", "Permutation.__new__", mentions) == CONSTRUCTOR
+    assert mention_strength("_print_MatAdd", "LatexPrinter._print_MatAdd", mentions) == (
+        pytest.approx(EXACT * decay**4)
+    )
+    assert mention_strength("_eval_col_insert", "MatrixShaping._eval_col_insert", mentions) == (
+        pytest.approx(SUFFIX * decay)
+    )
+    assert mention_strength("_print_Poly", "X._print_Poly", mentions) == pytest.approx(
+        SUFFIX * decay**3
+    )
+    assert mention_strength("__new__", "Permutation.__new__", mentions) == pytest.approx(
+        CONSTRUCTOR * decay**2
+    )
     assert mention_strength("__init__", "Poly.__init__", mentions) == 0.0  # Poly is not called
     assert mention_strength("resize", "Matrix.resize", mentions) == 0.0
     assert mention_strength("", "", mentions) == 0.0
@@ -96,7 +107,8 @@ def test_a_mentioned_definition_is_lifted_within_its_file_never_past_the_files_b
         ("latex.py", 46),
     ]
     [lift] = [a for a in ranked[2].adjustments if a.feature == "mentions"]
-    assert lift.factor == pytest.approx(1.0 + SUFFIX) and "Poly" in lift.reason
+    assert lift.factor == pytest.approx(1.0 + options.mention_weight * SUFFIX)  # Poly: 1st
+    assert "Poly" in lift.reason
     assert not any(a.feature == "mentions" for a in ranked[4].adjustments)  # one per definition
     # Off, or for a question (no mentions are read), the fused order stands.
     plain = [
