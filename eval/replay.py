@@ -59,7 +59,14 @@ class ReplayStore:
         whole_files: Iterable[str],
         definitions: Mapping[str, list[Definition]],
         packages: frozenset[str],
+        *,
+        strict: bool = True,
     ) -> None:
+        """``strict``: a file not saved whole raises ReplayMiss; otherwise it reads as a file
+        without chunks and is listed in ``missed`` (a stack frame's path is looked up by its
+        trailing parts, most of which name no file)."""
+        self.strict = strict
+        self.missed: set[str] = set()
         self._chunks = dict(chunks)
         self._whole = frozenset(whole_files)
         self._definitions = dict(definitions)
@@ -70,6 +77,9 @@ class ReplayStore:
 
     def chunks_in_file(self, path: str) -> list[Chunk]:
         if path not in self._whole:
+            if not self.strict:
+                self.missed.add(path)
+                return []
             raise ReplayMiss(f"{path} was not saved whole (only the runs' first files are)")
         return sorted(
             (c for c in self._chunks.values() if c.path == path), key=lambda c: c.start_line
@@ -165,13 +175,15 @@ class Saved:
     store: ReplayStore
 
 
-def load(path: Path) -> Saved:
+def load(path: Path, *, strict: bool = True) -> Saved:
     data = orjson.loads(gzip.decompress(path.read_bytes()))
     if data.get("format") != FORMAT:
         raise ValueError(f"{path}: replay format {data.get('format')}, expected {FORMAT}")
     chunks = {c["id"]: Chunk(**c) for c in data["chunks"]}
     definitions = {p: [Definition(**d) for d in ds] for p, ds in data["definitions"].items()}
-    store = ReplayStore(chunks, data["wholeFiles"], definitions, frozenset(data["packages"]))
+    store = ReplayStore(
+        chunks, data["wholeFiles"], definitions, frozenset(data["packages"]), strict=strict
+    )
     queries = [
         SavedQuery(q["variant"], q["text"], [_run(r) for r in q["runs"]]) for q in data["queries"]
     ]

@@ -234,10 +234,18 @@ RANKINGS: dict[str, RankingVariant] = {
     # The engine before session 13 (k 10, 3 per file) and before session 14 (k 20, 5 per
     # file; every chunk of a class boosted as its definition, no mentioned definitions).
     "before": RankingVariant(
-        replace(DEFAULT_RANKING, max_per_file=3, definition_heads=False, mention_files=0),
+        replace(
+            DEFAULT_RANKING,
+            max_per_file=3,
+            definition_heads=False,
+            mention_files=0,
+            mention_weight=0.0,
+        ),
         _long_route(k=10),
     ),
-    "session-13": RankingVariant(replace(DEFAULT_RANKING, definition_heads=False, mention_files=0)),
+    "session-13": RankingVariant(
+        replace(DEFAULT_RANKING, definition_heads=False, mention_files=0, mention_weight=0.0)
+    ),
     "per-file-1": RankingVariant(replace(DEFAULT_RANKING, max_per_file=1)),
     "per-file-3": RankingVariant(replace(DEFAULT_RANKING, max_per_file=3)),
     "per-file-5": RankingVariant(replace(DEFAULT_RANKING, max_per_file=5)),
@@ -253,7 +261,8 @@ RANKINGS: dict[str, RankingVariant] = {
     "symbol-0.25": RankingVariant(routes=_long_route(symbol=0.25)),
     "symbol-0.5": RankingVariant(routes=_long_route(symbol=0.5)),
     "symbol-1": RankingVariant(routes=_long_route(symbol=1.0)),
-    "no-mentions": RankingVariant(replace(DEFAULT_RANKING, mention_files=0)),
+    "no-mentions": RankingVariant(replace(DEFAULT_RANKING, mention_files=0, mention_weight=0.0)),
+    "no-mention-lookup": RankingVariant(replace(DEFAULT_RANKING, mention_files=0)),
     "mentions-1": RankingVariant(replace(DEFAULT_RANKING, mention_files=1)),
     "mentions-5": RankingVariant(replace(DEFAULT_RANKING, mention_files=5)),
     "mentions-10": RankingVariant(replace(DEFAULT_RANKING, mention_files=10)),
@@ -347,6 +356,9 @@ class InstanceResult:
     # Why the instance was not run ("" when it was): its base commit could not be checked out
     # from the snapshot (a snapshot can lack a blob), which says nothing of the engine.
     skipped: str = ""
+    # A replay only: files the ranking stage read that the pass had not saved whole (they
+    # read as empty; a stack frame's trailing paths mostly name no file at all).
+    replay_misses: int = 0
 
 
 def _label(ranked: Sequence[Ranked]) -> list[str]:
@@ -468,7 +480,7 @@ def replay_swebench(
         path = runs_dir / f"{instance.id}.json.gz"
         if not path.is_file():
             continue  # not reached (or skipped) by the pass that saved the folder
-        saved = replay.load(path)
+        saved = replay.load(path, strict=False)
         result = InstanceResult(
             instance.id,
             instance.repo,
@@ -485,6 +497,8 @@ def replay_swebench(
                 ranked = searcher.rank_runs(asked, runs, LIMIT, variant.ranking, variant.routes)
                 name = f"{query.variant}+{label}" if label else query.variant
                 result.variants[name] = _scored(ranked, query.text, instance)
+        if saved.store.missed:
+            result.replay_misses = len(saved.store.missed)
         results.append(result)
         on_result(result)
     return results
@@ -534,6 +548,7 @@ def run_json(results: Sequence[InstanceResult]) -> dict[str, Any]:
                 "fullIndex": r.full_index,
                 "filesChanged": r.files_changed,
                 **({"skipped": r.skipped} if r.skipped else {}),
+                **({"replayMisses": r.replay_misses} if r.replay_misses else {}),
                 "variants": {
                     name: {
                         "queryChars": v.query_chars,

@@ -19,7 +19,7 @@ from engine.search.definitions import DefinitionSource, qualified_names, whole_d
 from engine.search.freshness import FileView, checked
 from engine.search.fusion import DEFAULT_K, Fused, reciprocal_rank_fusion
 from engine.search.ranking.definitions import continues_definition
-from engine.search.ranking.mentions import Mentions, mention_strength
+from engine.search.ranking.mentions import FRAME, Mentions, mention_strength, same_file
 from engine.search.ranking.options import DEFAULT_RANKING, RankingOptions
 from engine.search.ranking.rerank import RankQuery, rerank
 from engine.search.routing import ROUTES, QueryKind, Route, query_kind, tier_weights
@@ -299,18 +299,40 @@ class Searcher:
         mentions: Mentions,
         ranking: RankingOptions,
     ) -> list[Result]:
-        """The chunks of the ranking's first files that define a name the query mentions and
-        are not candidates yet, each at a share of its file's best fused score
-        (engine/search/ranking/mentions.py)."""
+        """The chunks not yet candidates that hold a frame's line, or that in the ranking's
+        first files define a name the query mentions, each at a share of its file's best
+        fused score (engine/search/ranking/mentions.py)."""
         if not isinstance(self.store, FileReader):
             return []
-        files = list(dict.fromkeys(r.path for r in ranked))[: ranking.mention_files]
         known = {r.chunk_id for r in candidates if r.chunk_id is not None}
         best: dict[str, float] = {}
         for r in candidates:
             best[r.path] = max(best.get(r.path, 0.0), r.score)
+        top = max(best.values(), default=0.0)
         extra: list[Result] = []
-        for path in files:
+
+        def add(chunk: Chunk, strength: float, base: float) -> None:
+            score = base * ranking.mention_share * strength
+            # Found by the ranking stage, not a signal: tagged and explained as "mentions"
+            # (raw: the strength of the match; rank: its place among the stage's additions).
+            why = Contribution("mentions", len(extra) + 1, strength, ranking.mention_share, score)
+            extra.append(_chunk_result(self.repo, chunk, score, (why,)))
+            known.add(chunk.id)
+
+        for frame in mentions.frames:
+            path = self._frame_file(frame.path, best)
+            if path is None:
+                continue
+            holding = [
+                c
+                for c in self.store.chunks_in_file(path)
+                if c.start_line <= frame.line <= c.end_line
+            ]
+            if holding:
+                chunk = min(holding, key=lambda c: c.end_line - c.start_line)
+                if chunk.id not in known:
+                    add(chunk, FRAME, best.get(path, top))
+        for path in list(dict.fromkeys(r.path for r in ranked))[: ranking.mention_files]:
             for chunk in self.store.chunks_in_file(path):
                 if chunk.id in known:
                     continue
@@ -319,14 +341,24 @@ class Searcher:
                     continue
                 if continues_definition(chunk.kind, chunk.signature, chunk.text):
                     continue
-                score = best.get(path, 0.0) * ranking.mention_share * strength
-                # Found by the ranking stage, not a signal: tagged and explained as "mentions"
-                # (raw: the strength of the match; rank: its place in the file's chunks).
-                why = Contribution(
-                    "mentions", len(extra) + 1, strength, ranking.mention_share, score
-                )
-                extra.append(_chunk_result(self.repo, chunk, score, (why,)))
+                add(chunk, strength, best.get(path, 0.0))
         return extra
+
+    def _frame_file(self, frame_path: str, candidates: Mapping[str, float]) -> str | None:
+        """The indexed file a trace's path names: a candidate's path that it ends like, else
+        the longest of its trailing paths (two folders deep or more) that holds chunks."""
+        for path in candidates:
+            if same_file(frame_path, path):
+                return path
+        assert isinstance(self.store, FileReader)
+        parts = frame_path.replace("\\", "/").removeprefix("./").lstrip("/").split("/")
+        for start in range(len(parts) - 1):
+            if len(parts) - start < 2:
+                break
+            path = "/".join(parts[start:])
+            if self.store.chunks_in_file(path):
+                return path
+        return None
 
     def _results(self, fused: list[Fused], filters: Filters, limit: int) -> list[Result]:
         results: list[Result] = []

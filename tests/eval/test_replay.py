@@ -63,6 +63,10 @@ def test_a_snapshot_keeps_the_runs_chunks_their_first_files_whole_and_touched_de
     assert store.definitions_in_file("c.py") == []  # untouched by the runs
     assert store.package_dirs() == frozenset({"pkg"})
     assert not list(tmp_path.glob("*.partial"))
+    # Not strict (a frame's trailing paths are looked up): an unsaved file reads as empty,
+    # and is counted.
+    lenient = load(path, strict=False).store
+    assert lenient.chunks_in_file("b.py") == [] and lenient.missed == {"b.py"}
 
 
 def test_cut_keeps_each_runs_first_hits() -> None:

@@ -23,7 +23,13 @@ from engine.search.ranking.definitions import (
     query_names,
 )
 from engine.search.ranking.file_evidence import DECAY, OTHERS, file_bonuses
-from engine.search.ranking.mentions import NO_MENTIONS, Mentions, mention_strength, mentions_of
+from engine.search.ranking.mentions import (
+    FRAME,
+    NO_MENTIONS,
+    Mentions,
+    mention_strength,
+    mentions_of,
+)
 from engine.search.ranking.options import MAX_PER_FILE, RankingOptions
 from engine.search.ranking.path_evidence import path_share
 from engine.search.ranking.priors import result_prior
@@ -120,34 +126,35 @@ def _lift_mentioned(
     options: RankingOptions,
     mentions: Mentions,
 ) -> None:
-    """In the first ``mention_files`` files, a chunk defining a name the report mentions (not
-    an exact name: definition first has those) is lifted, up to its file's best score: it
-    re-orders a file's chunks, never the files. Of a long definition cut into windows, only
-    its best window is lifted."""
+    """A chunk that holds a frame's line (in any file), or in the first ``mention_files``
+    files defines a name the report mentions (not an exact name: definition first has
+    those), is lifted, up to its file's best score: it re-orders a file's chunks, never the
+    files. Of a long definition cut into windows, only its best window is lifted by name."""
     order = sorted(range(len(results)), key=lambda i: -scores[i])
     best: dict[str, float] = {}
     for i in order:
-        if results[i].path not in best:
-            if len(best) >= options.mention_files:
-                continue
-            best[results[i].path] = scores[i]
+        best.setdefault(results[i].path, scores[i])
+    first = set(list(best)[: options.mention_files])
     done: set[tuple[str, str]] = set()  # one chunk per definition: a long one's best window
     for i in order:
         r = results[i]
-        top = best.get(r.path)
-        if top is None or r.continued or any(a.feature == "definitions" for a in factors[i]):
+        if r.sources == ("mentions",) or scores[i] <= 0:
+            continue  # a chunk the stage added at its match's strength
+        lines = [n for n in mentions.frame_lines(r.path) if r.start_line <= n <= r.end_line]
+        named = any(a.feature == "definitions" for a in factors[i])
+        if lines:
+            strength, why = FRAME, f"a frame of the report points into it (line {lines[0]})"
+        elif r.path not in first or r.continued or (r.path, r.symbol_name) in done or named:
             continue
-        if (r.path, r.symbol_name) in done or r.sources == ("mentions",):
-            continue  # a later window, or a chunk the stage added at its match's strength
-        done.add((r.path, r.symbol_name))
-        strength = mention_strength(r.name, r.symbol_name, mentions)
-        if strength <= 0 or scores[i] <= 0:
+        else:
+            done.add((r.path, r.symbol_name))
+            strength = mention_strength(r.name, r.symbol_name, mentions)
+            why = f"the report names {r.name}"
+        if strength <= 0:
             continue
-        lifted = min(top, scores[i] * (1.0 + options.mention_weight * strength))
+        lifted = min(best[r.path], scores[i] * (1.0 + options.mention_weight * strength))
         if lifted > scores[i]:
-            factors[i].append(
-                Adjustment("mentions", lifted / scores[i], f"the report names {r.name}")
-            )
+            factors[i].append(Adjustment("mentions", lifted / scores[i], why))
             scores[i] = lifted
 
 

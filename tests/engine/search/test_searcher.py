@@ -240,3 +240,27 @@ def test_only_the_header_of_a_class_counts_as_its_definition() -> None:
     # Off, every part of the class is boosted alike and the signal's order stands.
     both = searcher.search("Foo", limit=10, ranking=RankingOptions().without("definition_heads"))
     assert [r.chunk_id for r in both.results] == [2, 1]
+
+
+def test_a_trace_brings_in_the_chunk_each_frame_points_into_even_in_an_unranked_file() -> None:
+    trace = (
+        "Traceback (most recent call last):\n"
+        '  File "/home/u/venv/lib/site-packages/ui/widget.py", line 4, in draw\n'
+        '  File "/home/u/venv/lib/site-packages/ui/paint.py", line 12, in fill\n'
+        "ValueError: no colour\n"
+    )
+    chunks = [
+        make_chunk(1, "ui/widget.py", "def draw():\n    fill()", name="draw", start_line=3),
+        make_chunk(
+            2, "ui/paint.py", "def fill():\n    raise ValueError", name="fill", start_line=11
+        ),
+        make_chunk(3, "ui/paint.py", "def other():\n    pass", name="other", start_line=20),
+    ]
+    lexical = FakeSignal("lexical", {trace: [Hit(1, 2.0)]})
+    searcher = Searcher("toy", FakeChunkSource(chunks), {"lexical": lexical})
+
+    found = {r.chunk_id: r for r in searcher.search(trace, limit=10).results}
+    assert set(found) == {1, 2}  # paint.py's frame, though no signal ranked that file
+    assert found[2].sources == ("mentions",)
+    off = searcher.search(trace, limit=10, ranking=RankingOptions(mention_files=0)).results
+    assert [r.chunk_id for r in off] == [1]

@@ -13,8 +13,10 @@ from engine.search.ranking.mentions import (
     MENTION_ORDER_DECAY,
     OWNER,
     SUFFIX,
+    frames_of,
     mention_strength,
     mentions_of,
+    same_file,
 )
 from engine.search.ranking.options import RankingOptions
 from engine.search.ranking.rerank import RankQuery, rerank
@@ -126,3 +128,45 @@ def test_a_mentioned_definition_is_lifted_within_its_file_never_past_the_files_b
     ]
     asked = RankQuery.of(report, identifier_query=False)
     assert not asked.mentions
+
+
+TRACE = """Traceback (most recent call last):
+  File "/home/u/proj/pkg/core/expr.py", line 124, in __eq__
+pkg/core/sympify.py:385: in sympify
+    at render (src/app.js:10:3)
+\t/home/ci/go/pkg/mod/github.com/o/cli/v3@v3.3.2/flag_impl.go:138 +0x8e
+"""
+
+
+def test_frames_are_read_in_every_common_trace_format() -> None:
+    assert [(f.path, f.line) for f in frames_of(TRACE)] == [
+        ("/home/u/proj/pkg/core/expr.py", 124),
+        ("pkg/core/sympify.py", 385),
+        ("src/app.js", 10),
+        ("/home/ci/go/pkg/mod/github.com/o/cli/v3@v3.3.2/flag_impl.go", 138),
+    ]
+    mentions = mentions_of(TRACE)
+    assert mentions.frame_lines("pkg/core/expr.py") == [124]
+    assert mentions.frame_lines("flag_impl.go") == [138]  # a Go module path ends like it
+    assert mentions.frame_lines("core/expr.pyc") == []
+    assert same_file("./pkg/a.py", "pkg/a.py") and same_file("C:\\x\\pkg\\a.py", "pkg/a.py")
+    assert not same_file("/x/mypkg/a.py", "pkg/a.py")  # only at a folder boundary
+
+
+def test_a_chunk_holding_a_frames_line_is_lifted_in_any_file() -> None:
+    first = chunk_result("pkg/parse.py", 0.9, "parse", 1)
+    top = chunk_result("pkg/core/expr.py", 0.6, "__add__", 100)
+    frame = chunk_result("pkg/core/expr.py", 0.2, "__eq__", 120)
+    options = RankingOptions(mention_files=0, path_evidence=False, file_evidence=False)
+    query = RankQuery.of(TRACE, identifier_query=False, long=True)
+    ranked = rerank([first, top, frame], options, 10, query)
+    assert [r.start_line for r in ranked] == [1, 100, 120]  # lifted to its file's best
+    assert ranked[2].score == ranked[1].score
+    [lift] = [a for a in ranked[2].adjustments if a.feature == "mentions"]
+    assert "line 124" in lift.reason
+
+
+def test_an_operator_on_a_prompt_line_mentions_the_methods_behind_it() -> None:
+    mentions = mentions_of("Bug with `milli`\n>>> milli*W == 1\nTrue\nand 2*3 in prose.")
+    assert list(mentions.names) == ["milli", "__mul__", "__rmul__", "__eq__"]
+    assert mention_strength("__mul__", "Prefix.__mul__", mentions) > 0
