@@ -23,6 +23,9 @@ def _path_stems(path: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     return name_stems(pure.stem), folders
 
 
+# Memoised: a long report has hundreds of stems, and a ranking that adds mentioned
+# definitions (mentions.py) re-ranks the same candidates' paths a second time.
+@lru_cache(maxsize=4_096)
 def path_share(path: str, query_stems: tuple[str, ...]) -> float:
     """The weighted share, in [0, 1], of ``query_stems`` that ``path`` names."""
     if not query_stems:
