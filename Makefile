@@ -91,17 +91,20 @@ eval: setup
 # long queries (file Acc@k, function hit@10). Needs the snapshots fetched first (`fetch
 # github:<owner>/<name>` for each repository; eval/README.md); the first run indexes every
 # checkout (about an hour on 2 cores for semble-dev), later runs reuse the indexes. Set
-# ENGINE_HOME to keep these indexes apart from your own. SWEBENCH_REPOS defaults to the three
-# small repositories; sympy's 77 instances take hours to index on 2 cores.
+# ENGINE_HOME to keep these indexes apart from your own. swebench-dev runs all five
+# repositories (about 2 hours on 2 cores, most of it sympy's 77 reindexes; SWEBENCH_REPOS=
+# flask,seaborn,xarray for a quick look) and saves every issue's signal runs, so that a
+# ranking change is then scored in seconds with `python -m eval.swebench ... --replay`.
 BENCHMARKS ?= ../shared/benchmarks
-SWEBENCH_REPOS ?= flask,seaborn,xarray
+SWEBENCH_REPOS ?=
+SWEBENCH_RUNS ?= .bench-repos/swebench-runs
 eval-dev: setup
 	$(BIN)/engine eval --benchmark $(BENCHMARKS)/semble-dev \
 		--negatives eval/datasets/semble-dev-negatives.jsonl --out eval/runs/semble-dev.json
 	$(BIN)/python -m eval.agent_cost --benchmark $(BENCHMARKS)/semble-dev \
 		--out eval/runs/semble-dev-agent-cost.json
-	$(BIN)/python -m eval.swebench $(BENCHMARKS)/swebench-dev --repos $(SWEBENCH_REPOS) \
-		--out eval/runs/swebench-dev.json
+	$(BIN)/python -m eval.swebench $(BENCHMARKS)/swebench-dev --repos "$(SWEBENCH_REPOS)" \
+		--save-runs $(SWEBENCH_RUNS) --out eval/runs/swebench-dev.json
 
 # A public-repository dataset, e.g. `make eval-repo REPO=jinja` (jinja, ky, urfave-cli):
 # materializes the pinned commit into .eval-repos/, indexes it and runs its dataset.
