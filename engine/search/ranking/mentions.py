@@ -63,10 +63,12 @@ class Mentions:
 
 NO_MENTIONS = Mentions({}, frozenset())
 # A frame: Python's `File "p", line N, in f`, pytest's `p:N: in f`, JavaScript's
-# `(p:N:C)`, Go's `\tp:N +0x..` and most others' `p:N`, for a path with an extension.
+# `(p:N:C)`, Go's `\tp:N +0x..` and most others' `p:N`, for a path with an extension that
+# starts a word (not a URL's `host:port`).
 _FRAME = re.compile(
     r'File "(?P<quoted>[^"\n]+)", line (?P<qline>\d+)'
-    r"|(?P<path>(?:[A-Za-z]:)?[\w.\\/@+-]*[\w-]\.[A-Za-z]\w{0,5}):(?P<line>\d+)\b"
+    r"|(?<![\w.\\/@+:-])(?P<path>(?:[A-Za-z]:)?[\w.\\/@+-]*[\w-]\.[A-Za-z]\w{0,5})"
+    r":(?P<line>\d+)\b"
 )
 MAX_FRAMES = 64
 FRAME = 1.0  # a chunk holding a frame's line: the strength of an exact name

@@ -13,6 +13,7 @@ from engine.search.ranking.mentions import (
     MENTION_ORDER_DECAY,
     OWNER,
     SUFFIX,
+    FrameLine,
     frames_of,
     mention_strength,
     mentions_of,
@@ -145,6 +146,9 @@ def test_frames_are_read_in_every_common_trace_format() -> None:
         ("src/app.js", 10),
         ("/home/ci/go/pkg/mod/github.com/o/cli/v3@v3.3.2/flag_impl.go", 138),
     ]
+    assert frames_of("see http://example.com:8080/x and C:\\w\\pkg\\a.py:3") == (
+        FrameLine("C:\\w\\pkg\\a.py", 3),
+    )
     mentions = mentions_of(TRACE)
     assert mentions.frame_lines("pkg/core/expr.py") == [124]
     assert mentions.frame_lines("flag_impl.go") == [138]  # a Go module path ends like it
