@@ -8,7 +8,7 @@ from __future__ import annotations
 import fnmatch
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 from typing import Protocol, runtime_checkable
@@ -319,21 +319,25 @@ class Searcher:
             extra.append(_chunk_result(self.repo, chunk, score, (why,)))
             known.add(chunk.id)
 
+        read: dict[str, list[Chunk]] = {}  # each file's chunks, read once per query
+
+        def chunks_in(path: str) -> list[Chunk]:
+            if path not in read:
+                assert isinstance(self.store, FileReader)
+                read[path] = self.store.chunks_in_file(path)
+            return read[path]
+
         for frame in mentions.frames:
-            path = self._frame_file(frame.path, best)
+            path = self._frame_file(frame.path, best, chunks_in)
             if path is None:
                 continue
-            holding = [
-                c
-                for c in self.store.chunks_in_file(path)
-                if c.start_line <= frame.line <= c.end_line
-            ]
+            holding = [c for c in chunks_in(path) if c.start_line <= frame.line <= c.end_line]
             if holding:
                 chunk = min(holding, key=lambda c: c.end_line - c.start_line)
                 if chunk.id not in known:
                     add(chunk, FRAME, best.get(path, top))
         for path in list(dict.fromkeys(r.path for r in ranked))[: ranking.mention_files]:
-            for chunk in self.store.chunks_in_file(path):
+            for chunk in chunks_in(path):
                 if chunk.id in known:
                     continue
                 strength = mention_strength(chunk.name, chunk.qualified_name, mentions)
@@ -344,19 +348,21 @@ class Searcher:
                 add(chunk, strength, best.get(path, 0.0))
         return extra
 
-    def _frame_file(self, frame_path: str, candidates: Mapping[str, float]) -> str | None:
+    @staticmethod
+    def _frame_file(
+        frame_path: str,
+        candidates: Mapping[str, float],
+        chunks_in: Callable[[str], list[Chunk]],
+    ) -> str | None:
         """The indexed file a trace's path names: a candidate's path that it ends like, else
-        the longest of its trailing paths (two folders deep or more) that holds chunks."""
+        the longest of its trailing paths (two parts or more) that holds chunks."""
         for path in candidates:
             if same_file(frame_path, path):
                 return path
-        assert isinstance(self.store, FileReader)
         parts = frame_path.replace("\\", "/").removeprefix("./").lstrip("/").split("/")
         for start in range(len(parts) - 1):
-            if len(parts) - start < 2:
-                break
             path = "/".join(parts[start:])
-            if self.store.chunks_in_file(path):
+            if chunks_in(path):
                 return path
         return None
 

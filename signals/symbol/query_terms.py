@@ -80,11 +80,3 @@ def query_terms(text: str) -> QueryTerms:
         tuple(dotted)[:MAX_DOTTED],
         tuple(frames)[:MAX_FRAMES],
     )
-
-
-def same_file(frame_path: str, path: str) -> bool:
-    """True when a trace's file and a repository path name the same file."""
-    frame_path = frame_path.removeprefix("./")
-    if frame_path == path:
-        return True
-    return frame_path.endswith("/" + path) or path.endswith("/" + frame_path)

@@ -13,7 +13,8 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from signals.symbol.query_terms import QueryTerms, query_terms, same_file
+from engine.search.ranking.mentions import same_file
+from signals.symbol.query_terms import QueryTerms, query_terms
 from signals.symbol.scoring import (
     ALL_PARTS,
     CONTEXT,

@@ -238,12 +238,9 @@ def test_an_instance_whose_commit_cannot_be_checked_out_is_skipped_not_fatal(
     assert f"skipped tool-1: {results[0].skipped}" in summary_table(data)
 
 
-def test_ranking_variants_replay_the_same_runs_through_another_ranking_stage(
-    tmp_path: Path,
-) -> None:
-    from engine.index.home import Home
-    from signals.registry import plugins
-
+def tool_repository(tmp_path: Path) -> tuple[Path, str]:
+    """A snapshot folder holding o/tool (src/tool.py with four functions, src/other.py with
+    one), and its one commit."""
     work = tmp_path / "work"
     (work / "src").mkdir(parents=True)
     (work / "src" / "tool.py").write_text(
@@ -255,8 +252,17 @@ def test_ranking_variants_replay_the_same_runs_through_another_ranking_stage(
     git(work, "commit", "-qm", "one")
     mirror = tmp_path / "mirror"
     git(tmp_path, "clone", "-q", "--bare", str(work), str(mirror / "o+tool" / "repo"))
+    return mirror, git(work, "rev-parse", "HEAD")
+
+
+def test_ranking_variants_replay_the_same_runs_through_another_ranking_stage(
+    tmp_path: Path,
+) -> None:
+    from engine.index.home import Home
+    from signals.registry import plugins
+
+    mirror, commit = tool_repository(tmp_path)
     query = "run_the_tool_a run_the_tool_b run_the_tool_c run_the_tool_d run_the_tool_elsewhere"
-    commit = git(work, "rev-parse", "HEAD")
     instances = [Instance("tool-1", "o/tool", commit, "2020", query, ("src/tool.py",), ())]
 
     [result] = run_swebench(
@@ -283,19 +289,8 @@ def test_saved_runs_replay_to_the_scores_the_live_pass_measured(tmp_path: Path) 
     from engine.index.home import Home
     from signals.registry import plugins
 
-    work = tmp_path / "work"
-    (work / "src").mkdir(parents=True)
-    (work / "src" / "tool.py").write_text(
-        "".join(f"def run_the_tool_{n}():\n    return {n}\n\n\n" for n in "abcd")
-    )
-    (work / "src" / "other.py").write_text("def run_the_tool_elsewhere():\n    return 2\n")
-    git(work, "init", "-q")
-    git(work, "add", ".")
-    git(work, "commit", "-qm", "one")
-    mirror = tmp_path / "mirror"
-    git(tmp_path, "clone", "-q", "--bare", str(work), str(mirror / "o+tool" / "repo"))
+    mirror, commit = tool_repository(tmp_path)
     query = "Traceback:\n  run_the_tool_b fails\n  in run_the_tool_elsewhere\n  and run_the_tool_c"
-    commit = git(work, "rev-parse", "HEAD")
     gold = (Target("src/other.py", 1, 2),)
     instances = [Instance("tool-1", "o/tool", commit, "2020", query, ("src/tool.py",), gold)]
     rankings = rankings_named("per-file-1,k30")

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from signals.symbol.query_terms import Frame, dotted_key, query_terms, same_file
+from signals.symbol.query_terms import Frame, dotted_key, query_terms
 
 
 def test_python_javascript_and_java_frames() -> None:
@@ -33,11 +33,3 @@ def test_parts_of_a_camel_case_token_are_split_as_written() -> None:
     terms = query_terms("parseHTTPRequest")
     assert terms.whole == ("parsehttprequest",)
     assert terms.parts_of["parsehttprequest"] == ("parse", "http", "request")
-
-
-def test_same_file_matches_path_suffixes_at_segment_boundaries() -> None:
-    assert same_file("/srv/app/http/utils.py", "http/utils.py")
-    assert same_file("./http/utils.py", "http/utils.py")
-    assert same_file("Server.java", "src/main/java/com/acme/Server.java")
-    assert not same_file("/srv/app/xhttp/utils.py", "http/utils.py")
-    assert not same_file("utils.py", "http/other.py")
