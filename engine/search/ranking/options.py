@@ -32,7 +32,8 @@ class RankingOptions:
     candidates: int = 50  # fused results the ranking stage sees (each signal is asked as many)
     dedupe: bool = True
     definitions: bool = True  # definition first (engine/search/ranking/definitions.py)
-    # ... for the chunk holding the definition's header only, not its later parts
+    # ... for a long query, for the chunk holding a type's header only, not its later parts
+    # (a name query's labels span the whole type: its later windows are answers too)
     definition_heads: bool = True
     # A long query's mentioned definitions, looked up in the ranking's first this many files
     # (engine/search/ranking/mentions.py; 0: off), each at this share of its file's best score

@@ -45,11 +45,13 @@ class RankQuery:
     stems: tuple[str, ...]
     # A long query's code-like names, for the definitions its first files hold (mentions.py).
     mentions: Mentions = NO_MENTIONS
+    # A pasted report, not a name or a question: type headers apply to it (options.py).
+    long: bool = False
 
     @classmethod
     def of(cls, text: str, identifier_query: bool, long: bool = False) -> RankQuery:
         mentions = mentions_of(text) if long else NO_MENTIONS
-        return cls(query_names(text, identifier_query), content_stems(text), mentions)
+        return cls(query_names(text, identifier_query), content_stems(text), mentions, long)
 
 
 def _content_key(result: Result) -> str:
@@ -78,7 +80,7 @@ def _adjusted(
                 r.qualified_name or r.symbol_name,
                 r.path,
                 query.names,
-                continued=r.continued and options.definition_heads,
+                continued=r.continued and options.definition_heads and query.long,
             )
             if factor != 1.0:
                 mine.append(Adjustment("definitions", factor, why))

@@ -219,7 +219,7 @@ def test_a_report_brings_in_the_definitions_it_names_from_its_first_files() -> N
     assert [r.chunk_id for r in asked] == [1]
 
 
-def test_only_the_header_of_a_class_counts_as_its_definition() -> None:
+def test_only_the_header_of_a_class_counts_as_its_definition_for_a_pasted_report() -> None:
     header = make_chunk(1, "a.py", "class Foo(Base):\n    x = 1", name="Foo", kind="class")
     later = make_chunk(
         2,
@@ -230,16 +230,22 @@ def test_only_the_header_of_a_class_counts_as_its_definition() -> None:
         start_line=40,
         signature="class Foo(Base):",
     )
-    lexical = FakeSignal("lexical", {"Foo": [Hit(2, 3.0), Hit(1, 1.0)]})
+    report = "Foo breaks when y is set.\n\nSteps:\n1. make a Foo\n2. set y\n"
+    hits = [Hit(2, 3.0), Hit(1, 1.0)]
+    lexical = FakeSignal("lexical", {"Foo": hits, report: hits})
     searcher = Searcher("toy", FakeChunkSource([header, later]), {"lexical": lexical})
 
-    ranked = searcher.search("Foo", limit=10).results
+    ranked = searcher.search(report, limit=10).results
     assert [r.chunk_id for r in ranked] == [1, 2]
     assert ranked[1].continued and not ranked[0].continued
     assert not any(a.feature == "definitions" for a in ranked[1].adjustments)
     # Off, every part of the class is boosted alike and the signal's order stands.
-    both = searcher.search("Foo", limit=10, ranking=RankingOptions().without("definition_heads"))
+    both = searcher.search(report, limit=10, ranking=RankingOptions().without("definition_heads"))
     assert [r.chunk_id for r in both.results] == [2, 1]
+    # A name query's answer is the whole type: each of its windows counts as the definition.
+    named = searcher.search("Foo", limit=10).results
+    assert [r.chunk_id for r in named] == [2, 1]
+    assert all(any(a.feature == "definitions" for a in r.adjustments) for r in named)
 
 
 def test_a_trace_brings_in_the_chunk_each_frame_points_into_even_in_an_unranked_file() -> None:
