@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -52,6 +53,11 @@ class RankQuery:
     def of(cls, text: str, identifier_query: bool, long: bool = False) -> RankQuery:
         mentions = mentions_of(text) if long else NO_MENTIONS
         return cls(query_names(text, identifier_query), content_stems(text), mentions, long)
+
+
+# Identical code in two files is shown once only if it is code: a lone ``}`` or ``end``
+# closing a class is in every file, and merging those would hide all but one of the files.
+_WORD = re.compile(r"\w")
 
 
 def _content_key(result: Result) -> str:
@@ -225,7 +231,7 @@ def rerank(
     by_content: dict[str, int] = {}
     held_back: list[Result] = []  # over the per-file cap: shown only if files run out
     for r in scored:
-        key = _content_key(r) if options.dedupe and r.content.strip() else ""
+        key = _content_key(r) if options.dedupe and _WORD.search(r.content) else ""
         if options.dedupe:
             if any(_overlaps(r, k) for k in kept):
                 continue
@@ -248,7 +254,7 @@ def rerank(
         for r in held_back:
             if len(kept) >= limit:
                 break
-            if options.dedupe and r.content.strip() and _content_key(r) in by_content:
+            if options.dedupe and _WORD.search(r.content) and _content_key(r) in by_content:
                 continue  # its identical twin in another file is already listed
             kept.append(r)
     return kept

@@ -71,6 +71,21 @@ def test_identical_content_is_collapsed() -> None:
     assert ranked[0].duplicates == ("b/util.py",)
 
 
+def test_closing_tokens_alike_in_two_files_are_not_one_result() -> None:
+    # A class's lone closing brace is the same text in every file; each is its own file's
+    # answer (the signals matched its class's name and path), not a copy of another's.
+    ranked = rerank(
+        [
+            result("Serialization/JsonProperty.cs", 325, 325, 0.9, "    }\n}"),
+            result("JsonPropertyAttribute.cs", 80, 80, 0.8, "    }\n}"),
+        ],
+        RankingOptions(),
+        10,
+    )
+    assert [r.path for r in ranked] == ["Serialization/JsonProperty.cs", "JsonPropertyAttribute.cs"]
+    assert ranked[0].duplicates == ()
+
+
 def test_cap_per_file_and_limit() -> None:
     many = [result("a.py", i * 10, i * 10 + 5, 1.0 - i / 100) for i in range(1, 8)]
     ranked = rerank(
