@@ -275,11 +275,17 @@ def evaluate_benchmark(
     checkouts: Path,
     negatives: Path | None,
     ablation: bool,
+    variants: Sequence[Config] = (),
     progress: ProgressFn = no_progress,
 ) -> dict[str, Any]:
-    """Materialize, index (once), run and score ``folder``'s benchmark: ``run_json``'s dict."""
+    """Materialize, index (once), run and score ``folder``'s benchmark: ``run_json``'s dict.
+    ``variants`` (eval/variants.py) are rows of their own, after the ablation's."""
     from engine.search.ranking.options import FEATURES
     from eval.benchmark import load_benchmark
+
+    def configs_for(names: Sequence[str]) -> list[Config]:
+        rows = ablation_configs(names, FEATURES) if ablation else []
+        return [*rows, *variants]
 
     chosen, queries = load_benchmark(folder, repos, negatives=negatives)
     run = run_benchmark(
@@ -288,7 +294,7 @@ def evaluate_benchmark(
         chosen,
         queries,
         checkouts,
-        configs_for=(lambda names: ablation_configs(names, FEATURES)) if ablation else None,
+        configs_for=configs_for if ablation or variants else None,
         progress=progress,
     )
     return run_json(run)

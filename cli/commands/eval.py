@@ -142,10 +142,15 @@ def run_benchmark_eval(
     out: Path | None,
     baseline: Path | None,
     as_json: bool,
+    rankings: tuple[str, ...] = (),
 ) -> None:
     """``engine eval --benchmark``: a benchmark folder (semble-dev) run and scored by its
-    own protocol, with the ablation, per repository, language and category."""
+    own protocol, with the ablation, per repository, language and category; each of
+    ``rankings`` (eval/variants.py) adds a row."""
     from eval.benchmark_run import evaluate_benchmark, report_text
+    from eval.variants import parse_variant
+
+    variants = [parse_variant(spec) for spec in rankings]  # bad settings fail before any work
 
     base: dict[str, Any] | None = None
     if baseline is not None:
@@ -163,6 +168,7 @@ def run_benchmark_eval(
             checkouts=checkouts,
             negatives=negatives,
             ablation=ablation,
+            variants=variants,
             progress=progress,
         )
     finally:
@@ -197,6 +203,14 @@ def run_benchmark_eval(
     type=click.Path(path_type=Path, dir_okay=False),
     help="With --benchmark: unanswerable queries (JSONL) whose lowConfidence flag is measured.",
 )
+@click.option(
+    "--ranking",
+    "rankings",
+    multiple=True,
+    metavar="SPEC",
+    help="With --benchmark: one more row, ranked with these settings, e.g. "
+    "file_weight=0.3,question.k=40 (repeatable; eval/variants.py).",
+)
 @click.option("--repo", "slug", help="Search this repository for every query.")
 @click.option("--limit", default=10, show_default=True, type=click.IntRange(1, 100))
 @click.option("--signals", "signal_names", help="Only this subset, e.g. lexical,vector.")
@@ -210,6 +224,7 @@ def eval_(
     bench_repos: str | None,
     checkouts: Path,
     negatives: Path | None,
+    rankings: tuple[str, ...],
     slug: str | None,
     limit: int,
     signal_names: str | None,
@@ -239,6 +254,7 @@ def eval_(
                 out=out,
                 baseline=baseline,
                 as_json=as_json,
+                rankings=rankings,
             )
             return
         assert dataset is not None

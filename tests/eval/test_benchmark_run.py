@@ -78,6 +78,26 @@ def test_a_benchmark_is_materialized_indexed_run_and_scored(
     assert orjson.loads(again.output)["indexSeconds"] == {"tiny": 0.0}
 
 
+def test_ranking_variants_are_rows_of_their_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tiny_benchmark(tmp_path)
+    monkeypatch.setattr(eval.benchmark, "MIRROR_ROOT", tmp_path / "mirror")
+    monkeypatch.setenv("ENGINE_HOME", str(tmp_path / "home"))
+    args = ["eval", "--benchmark", str(folder), "--checkouts", str(tmp_path / "co")]
+    args += ["--no-ablation", "--json", "--ranking", "definitions=false"]
+    args += ["--ranking", "file_weight=0.3,question.k=40"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    configs = {c["name"]: c for c in orjson.loads(result.output)["configs"]}
+    assert list(configs) == ["fused", "definitions=false", "file_weight=0.3,question.k=40"]
+    assert set(configs["definitions=false"]["perQuery"]) == {"tiny-1", "tiny-2"}
+    # A setting it cannot read fails before anything is indexed, naming the setting.
+    bad = CliRunner().invoke(main, [*args[:-1], "file_wieght=0.3"])
+    assert bad.exit_code == 1
+    assert "no ranking option 'file_wieght'" in orjson.loads(bad.output)["error"]
+
+
 def test_dataset_or_benchmark_is_required() -> None:
     result = CliRunner().invoke(main, ["eval", "--json"])
     assert result.exit_code == 1
