@@ -51,13 +51,18 @@ def tiny_benchmark(tmp_path: Path) -> Path:
     return folder
 
 
-def test_a_benchmark_is_materialized_indexed_run_and_scored(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def benchmark_args(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """``engine eval --benchmark`` arguments for the tiny benchmark, its snapshot and a home."""
     folder = tiny_benchmark(tmp_path)
     monkeypatch.setattr(eval.benchmark, "MIRROR_ROOT", tmp_path / "mirror")
     monkeypatch.setenv("ENGINE_HOME", str(tmp_path / "home"))
-    args = ["eval", "--benchmark", str(folder), "--checkouts", str(tmp_path / "co")]
+    return ["eval", "--benchmark", str(folder), "--checkouts", str(tmp_path / "co")]
+
+
+def test_a_benchmark_is_materialized_indexed_run_and_scored(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    args = benchmark_args(tmp_path, monkeypatch)
     args += ["--negatives", str(tmp_path / "negatives.jsonl"), "--json"]
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 0, result.output
@@ -81,10 +86,7 @@ def test_a_benchmark_is_materialized_indexed_run_and_scored(
 def test_ranking_variants_are_rows_of_their_own(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    folder = tiny_benchmark(tmp_path)
-    monkeypatch.setattr(eval.benchmark, "MIRROR_ROOT", tmp_path / "mirror")
-    monkeypatch.setenv("ENGINE_HOME", str(tmp_path / "home"))
-    args = ["eval", "--benchmark", str(folder), "--checkouts", str(tmp_path / "co")]
+    args = benchmark_args(tmp_path, monkeypatch)
     args += ["--no-ablation", "--json", "--ranking", "definitions=false"]
     args += ["--ranking", "file_weight=0.3,question.k=40"]
     result = CliRunner().invoke(main, args)
