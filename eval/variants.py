@@ -10,6 +10,7 @@ runs as the ablation rows do, so a knob is measured without a script of one's ow
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import get_args
@@ -19,7 +20,7 @@ from engine.search.ranking.options import DEFAULT_RANKING, FileScope, RankingOpt
 from engine.search.routing import ROUTES, QueryKind, Route
 from eval.benchmark_run import Config
 
-_FIELDS = {f.name: f for f in dataclasses.fields(RankingOptions)}
+_FIELDS = frozenset(f.name for f in dataclasses.fields(RankingOptions))
 _TRUE = {"true", "yes", "on", "1"}
 _FALSE = {"false", "no", "off", "0"}
 
@@ -62,14 +63,22 @@ def _field_value(name: str, raw: str, spec: str) -> object:
         raise UsageError(f"--ranking {spec!r}: {name} is true or false, not {raw!r}")
     if name == "max_per_file" and raw.lower() == "none":
         return None
-    try:
-        number = float(raw)
-    except ValueError:
-        raise UsageError(f"--ranking {spec!r}: {name} is a number, not {raw!r}") from None
+    number = _number(name, raw, spec)
     if isinstance(default, int) or name == "max_per_file":
         if number != int(number) or number < 1:
             raise UsageError(f"--ranking {spec!r}: {name} is a whole number >= 1")
         return int(number)
+    return number
+
+
+def _number(name: str, raw: str, spec: str) -> float:
+    """``raw`` as a finite number >= 0, or a UsageError naming the setting."""
+    try:
+        number = float(raw)
+    except ValueError:
+        number = math.nan
+    if not math.isfinite(number):
+        raise UsageError(f"--ranking {spec!r}: {name} is a number, not {raw!r}")
     if number < 0:
         raise UsageError(f"--ranking {spec!r}: {name} cannot be negative")
     return number
@@ -82,12 +91,7 @@ def _route_setting(
     if kind not in routes:
         raise UsageError(f"--ranking {spec!r}: no route {kind!r}; known: {', '.join(routes)}")
     route = routes[kind]  # type: ignore[index]  # checked just above
-    try:
-        number = float(raw)
-    except ValueError:
-        raise UsageError(f"--ranking {spec!r}: {name} is a number, not {raw!r}") from None
-    if number < 0:
-        raise UsageError(f"--ranking {spec!r}: {name} cannot be negative")
+    number = _number(name, raw, spec)
     if key == "k":
         if number != int(number):
             raise UsageError(f"--ranking {spec!r}: {name} is a whole number")
