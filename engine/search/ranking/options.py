@@ -46,6 +46,9 @@ class RankingOptions:
         True  # query words naming the path (engine/search/ranking/path_evidence.py)
     )
     path_weight: float = 1.0  # the multiplier reaches 1 + this when the path names every word
+    # ... and for a question, naming a file's whole name counts as this many more words named
+    file_names: bool = True
+    file_name_weight: float = 2.0
     file_evidence: bool = True  # several strong chunks in one file (file_evidence.py)
     file_weight: float = 0.2
     file_scope: FileScope = "best"  # which chunks of a file path and file evidence lift
@@ -73,6 +76,7 @@ FEATURES: tuple[str, ...] = (
     "definitions",
     "definition_heads",
     "path_evidence",
+    "file_names",
     "file_evidence",
     "priors",
     "dedupe",

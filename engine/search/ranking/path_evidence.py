@@ -4,6 +4,12 @@
 discovered`` by ``generators.rb``: a query's content words are compared, by stem, with the
 identifier parts of the file's stem (full weight) and of its folders (``DIR_WEIGHT``). The
 multiplier grows with the share of the query's words the path names.
+
+For a question, a file whose whole name the query names weighs more: "rate-limiting with a
+semaphore" is answered by ``semaphore.rs`` rather than ``batch_semaphore.rs``, "citations and
+bibliography" by ``Citations.hs``. The question counts ``name_weight`` more words, which a path
+names by the share of its file stem's parts the query names, squared (half the name counts a
+quarter; a file only its folders name gets none of them).
 """
 
 from __future__ import annotations
@@ -26,8 +32,9 @@ def _path_stems(path: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
 # Memoised: a long report has hundreds of stems, and a ranking that adds mentioned
 # definitions (mentions.py) re-ranks the same candidates' paths a second time.
 @lru_cache(maxsize=4_096)
-def path_share(path: str, query_stems: tuple[str, ...]) -> float:
-    """The weighted share, in [0, 1], of ``query_stems`` that ``path`` names."""
+def path_share(path: str, query_stems: tuple[str, ...], name_weight: float = 0.0) -> float:
+    """The weighted share, in [0, 1], of ``query_stems`` that ``path`` names; with
+    ``name_weight``, how much of the file's own name they name counts as that many words."""
     if not query_stems:
         return 0.0
     own, folders = _path_stems(path)
@@ -37,4 +44,7 @@ def path_share(path: str, query_stems: tuple[str, ...]) -> float:
             matched += 1.0
         elif any(stems_match(q, s) for s in folders):
             matched += DIR_WEIGHT
-    return matched / len(query_stems)
+    if name_weight <= 0 or matched == 0 or not own:
+        return matched / len(query_stems)
+    named = sum(any(stems_match(q, s) for q in query_stems) for s in own) / len(own)
+    return (matched + name_weight * named**2) / (len(query_stems) + name_weight)

@@ -96,11 +96,14 @@ def _adjusted(
         # (or, with file_scope "all", every chunk of the file).
         lifted = _best_per_file(results, scores) if options.file_scope == "best" else None
         bonuses = file_bonuses([r.path for r in results], scores, options.file_weight)
+        # A question, not a name or a pasted report, names the file it is about whole.
+        question = query.names.in_question and not query.long
+        name_weight = options.file_name_weight if options.file_names and question else 0.0
         for i, r in enumerate(results):
             if lifted is not None and i not in lifted:
                 continue
             if options.path_evidence:
-                share = path_share(r.path, query.stems)
+                share = path_share(r.path, query.stems, name_weight)
                 if share > 0:
                     factor = 1.0 + options.path_weight * share
                     factors[i].append(Adjustment("path_evidence", factor, "path names the query"))

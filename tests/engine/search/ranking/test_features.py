@@ -81,6 +81,37 @@ def test_path_share_weighs_the_file_stem_over_folders() -> None:
     assert path_share("anything.go", ()) == 0.0
 
 
+def test_path_share_counts_a_file_name_the_query_names_whole_as_more_words() -> None:
+    stems = content_stems("rate-limiting concurrent operations with a semaphore")
+    n = len(stems)
+    assert path_share("sync/semaphore.rs", stems) == 1 / n
+    assert path_share("batch_semaphore.rs", stems) == 1 / n
+    assert path_share("sync/semaphore.rs", stems, 2.0) == (1 + 2.0) / (n + 2.0)
+    # half of batch_semaphore's name is named: a quarter of the extra weight
+    assert path_share("batch_semaphore.rs", stems, 2.0) == (1 + 2.0 * 0.25) / (n + 2.0)
+    assert path_share("sync/mutex.rs", stems, 2.0) == 0.0
+    # the extra words are out of reach of a file only its folder names
+    assert path_share("semaphore/mod.rs", stems, 2.0) == 0.5 / (n + 2.0)
+
+
+def test_a_question_prefers_the_file_it_names_whole_and_a_name_or_report_does_not() -> None:
+    partly = result("sync/batch_semaphore.rs", 0.55)
+    wholly = result("sync/semaphore.rs", 0.5)
+    text = "rate-limiting concurrent operations with a semaphore"
+    options = RankingOptions().without("definitions")
+
+    def first(query: RankQuery, ranking: RankingOptions = options) -> str:
+        return rerank([partly, wholly], ranking, 10, query)[0].path
+
+    question = RankQuery.of(text, identifier_query=False)
+    assert first(question) == "sync/semaphore.rs"
+    assert first(question, options.without("file_names")) == "sync/batch_semaphore.rs"
+    assert first(RankQuery.of(text, identifier_query=False, long=True)) == partly.path
+    assert first(RankQuery.of("semaphore", identifier_query=True)) == partly.path
+    ranked = rerank([partly, wholly], options, 10, question)
+    assert all(0.0 <= r.score <= 1.0 for r in ranked)
+
+
 def test_file_bonus_grows_with_other_strong_chunks_of_the_file() -> None:
     bonuses = file_bonuses(["a", "a", "a", "b"], [0.5, 0.4, 0.2, 0.5], weight=1.0)
     assert bonuses[3] == 0.0  # alone in its file
