@@ -45,7 +45,7 @@ def _delta(value: float) -> str:
 def ablation_table(
     runs: Sequence[RunSummary], baseline: Mapping[str, Mapping[str, Any]] | None = None
 ) -> str:
-    header = ["signals", *MAIN_METRICS, "p50 ms", "p95 ms"]
+    header = ["configuration", *MAIN_METRICS, "p50 ms", "p95 ms"]
     rows = []
     for run in runs:
         cells = [run.label, *(_fmt(run.metrics.get(m, 0.0)) for m in MAIN_METRICS)]

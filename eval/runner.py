@@ -1,4 +1,5 @@
-"""Run a dataset through the searcher: one configuration, or every subset of the signals.
+"""Run a dataset through the searcher: one configuration, or the ablation (every subset of
+the signals, then the full configuration with each ranking feature switched off).
 
 The harness drives the same ``Searcher.search`` that the CLI and the agent tool use, in one
 process, so what it measures is what users get.
@@ -12,6 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from engine.search.ranking.options import DEFAULT_RANKING, FEATURES, RankingOptions
 from engine.search.searcher import Searcher
 from engine.signal import ProgressFn, no_progress
 from eval.dataset import EvalQuery
@@ -43,10 +45,11 @@ class RunSummary:
     negatives: dict[str, float]
     latency_ms: dict[str, dict[str, float]]  # name -> {"p50", "p95"}
     outcomes: list[QueryOutcome] = field(default_factory=list)
+    name: str = ""  # a row that is not a signal subset: "-definitions" (one feature off)
 
     @property
     def label(self) -> str:
-        return "+".join(self.signals)
+        return self.name or "+".join(self.signals)
 
 
 def run_config(
@@ -56,13 +59,15 @@ def run_config(
     *,
     limit: int = 10,
     progress: ProgressFn = no_progress,
+    ranking: RankingOptions | None = None,
+    name: str = "",
 ) -> RunSummary:
     outcomes: list[QueryOutcome] = []
-    label = "+".join(signals)
+    label = name or "+".join(signals)
     for done, q in enumerate(queries, 1):
         searcher = searcher_for(q.repo)
         started = time.perf_counter()
-        response = searcher.search(q.query, limit=limit, signals=list(signals))
+        response = searcher.search(q.query, limit=limit, signals=list(signals), ranking=ranking)
         fused_ms = (time.perf_counter() - started) * 1000
         ranked = [Ranked(r.path, r.start_line, r.end_line) for r in response.results]
         metrics = {} if q.negative else query_metrics(ranked, q.relevant, limit)
@@ -82,10 +87,10 @@ def run_config(
             )
         )
         progress(f"eval {label}", done, len(queries))
-    return summarize(tuple(signals), outcomes)
+    return summarize(tuple(signals), outcomes, name)
 
 
-def summarize(signals: tuple[str, ...], outcomes: list[QueryOutcome]) -> RunSummary:
+def summarize(signals: tuple[str, ...], outcomes: list[QueryOutcome], name: str = "") -> RunSummary:
     positives = [o for o in outcomes if not o.negative]
     negatives = [o for o in outcomes if o.negative]
     names = sorted({m for o in positives for m in o.metrics})
@@ -119,6 +124,7 @@ def summarize(signals: tuple[str, ...], outcomes: list[QueryOutcome]) -> RunSumm
         negatives=negative_stats,
         latency_ms=latency,
         outcomes=outcomes,
+        name=name,
     )
 
 
@@ -137,14 +143,31 @@ def run_ablation(
     limit: int = 10,
     progress: ProgressFn = no_progress,
 ) -> list[RunSummary]:
-    return [
+    """Every subset of ``names``, the full set last among them, then the full set with each
+    ranking feature off (``-definitions``, ...): what each signal and each feature is worth."""
+    runs = [
         run_config(searcher_for, queries, combo, limit=limit, progress=progress)
         for combo in subsets(names)
     ]
+    for feature in FEATURES:
+        off = DEFAULT_RANKING.without(feature)
+        runs.append(
+            run_config(
+                searcher_for,
+                queries,
+                names,
+                limit=limit,
+                progress=progress,
+                ranking=off,
+                name=f"-{feature}",
+            )
+        )
+    return runs
 
 
 def summary_json(summary: RunSummary) -> dict[str, Any]:
     return {
+        "name": summary.label,
         "signals": list(summary.signals),
         "queries": summary.queries,
         "metrics": summary.metrics,

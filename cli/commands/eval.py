@@ -92,7 +92,8 @@ def run_eval(
             saved = orjson.loads(baseline.read_bytes())
         except (OSError, orjson.JSONDecodeError) as exc:
             raise UsageError(f"cannot read baseline {baseline}: {exc}") from None
-        base = {"+".join(r["signals"]): r for r in saved.get("runs", [])}
+        # A run saved before rows had names is keyed by its signals, as its rows were.
+        base = {r.get("name") or "+".join(r["signals"]): r for r in saved.get("runs", [])}
     progress = Progress()
     try:
         queries = [resolve_symbols(q, searchers.lines_of(q.repo)) for q in queries]
@@ -115,7 +116,7 @@ def run_eval(
     if as_json:
         click.echo(dumps(data))
         return
-    full = runs[-1]
+    full = next(r for r in runs if r.label == "+".join(names))
     click.secho(f"{dataset} — {len(queries)} queries, top {limit}", bold=True)
     click.echo(ablation_table(runs, base))
     click.echo()
