@@ -103,10 +103,20 @@ def _adjusted(
             if lifted is not None and i not in lifted:
                 continue
             if options.path_evidence:
-                share = path_share(r.path, query.stems, name_weight)
+                share = path_share(r.path, query.stems)
                 if share > 0:
                     factor = 1.0 + options.path_weight * share
                     factors[i].append(Adjustment("path_evidence", factor, "path names the query"))
+                    if name_weight > 0:
+                        # Shown apart (--explain); the score takes the one combined factor.
+                        named = 1.0 + options.path_weight * path_share(
+                            r.path, query.stems, name_weight
+                        )
+                        why = "its file name" if named > factor else "only its folders"
+                        factors[i].append(
+                            Adjustment("file_names", named / factor, f"the question names {why}")
+                        )
+                        factor = named
                     scores[i] *= factor
             if options.file_evidence and bonuses[i] > 0 and scores[i] > 0:
                 factor = 1 + bonuses[i] / scores[i]

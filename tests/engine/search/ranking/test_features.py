@@ -110,6 +110,10 @@ def test_a_question_prefers_the_file_it_names_whole_and_a_name_or_report_does_no
     assert first(RankQuery.of("semaphore", identifier_query=True)) == partly.path
     ranked = rerank([partly, wholly], options, 10, question)
     assert all(0.0 <= r.score <= 1.0 for r in ranked)
+    # --explain shows the file name's part apart from the path's
+    named = {r.path: next(a for a in r.adjustments if a.feature == "file_names") for r in ranked}
+    assert named[wholly.path].factor > named[partly.path].factor
+    assert named[wholly.path].reason == "the question names its file name"
 
 
 def test_file_bonus_grows_with_other_strong_chunks_of_the_file() -> None:
@@ -145,7 +149,8 @@ def test_path_and_file_evidence_lift_only_the_best_chunk_of_a_file() -> None:
     query = RankQuery.of("bash completion generation", identifier_query=False)
     ranked = rerank([best, weaker], RankingOptions(), 10, query)
     by_line = {r.start_line: r for r in ranked}
-    assert {a.feature for a in by_line[1].adjustments} == {"path_evidence", "file_evidence"}
+    features = {a.feature for a in by_line[1].adjustments}
+    assert features == {"path_evidence", "file_names", "file_evidence"}
     assert by_line[40].adjustments == ()
     everything = rerank([best, weaker], RankingOptions(file_scope="all"), 10, query)
     assert all(any(a.feature == "path_evidence" for a in r.adjustments) for r in everything)
